@@ -139,7 +139,9 @@ def load_audio(
     if data.ndim == 1:
         data = data[:, None]
     if data.ndim != 2:
-        raise AudioError(name, f"expected (frames,) or (frames, channels) samples, got {data.shape}")
+        raise AudioError(
+            name, f"expected (frames,) or (frames, channels) samples, got {data.shape}"
+        )
     if sr <= 0:
         raise AudioError(name, f"invalid sample rate {sr}")
     channels = data.shape[1]

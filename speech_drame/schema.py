@@ -156,7 +156,9 @@ def _score(value: Any, where: str, key: str, i: int, allow_na: bool) -> tuple[in
     if isinstance(value, float) and value.is_integer() and math.isfinite(value):
         value = int(value)
     if not _is_int(value):
-        raise RecordError(where, f"annotations.{key}[{i}]", f"expected an integer score, got {value!r}")
+        raise RecordError(
+            where, f"annotations.{key}[{i}]", f"expected an integer score, got {value!r}"
+        )
     if not SCORE_MIN <= value <= SCORE_MAX:
         raise RecordError(
             where, f"annotations.{key}[{i}]", f"score {value} outside {SCORE_MIN}..{SCORE_MAX}"
@@ -169,14 +171,12 @@ def _typed_list(values: list[Any], kind: type, where: str, key: str) -> list[Any
     for i, v in enumerate(values):
         if v is None:
             out.append(None)
-        elif kind is bool and isinstance(v, bool):
-            out.append(v)
-        elif kind is int and _is_int(v):
-            out.append(v)
-        elif kind is str and isinstance(v, str):
+        elif kind is bool and isinstance(v, bool) or kind is int and _is_int(v) or kind is str and isinstance(v, str):
             out.append(v)
         else:
-            raise RecordError(where, f"annotations.{key}[{i}]", f"expected {kind.__name__}, got {v!r}")
+            raise RecordError(
+                where, f"annotations.{key}[{i}]", f"expected {kind.__name__}, got {v!r}"
+            )
     return out
 
 

@@ -1,0 +1,60 @@
+"""`speech-drame build`: official-format release folder -> Hub-ready dataset folder."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--source", required=True, help="release folder with archetype_data/ and realism_data/"
+    )
+    parser.add_argument(
+        "--out", default="speech-drame", help="output dataset folder (default: speech-drame)"
+    )
+    parser.add_argument(
+        "--split-map",
+        nargs="*",
+        metavar="FILE=SPLIT",
+        help="map JSONL file names to splits, e.g. dev.jsonl=test (default: the file name is the split)",
+    )
+    parser.add_argument(
+        "--skip-invalid",
+        action="store_true",
+        help="drop invalid records (listed in build_report.json) instead of stopping at the first",
+    )
+    parser.add_argument("--license", default="other", help="licence id for the dataset card")
+    parser.add_argument(
+        "--source-note", help="a sentence about the source, shown at the top of the card"
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..hub_dataset import build_dataset, summarize
+    from ..release import parse_split_map
+    from ..schema import RecordError
+
+    try:
+        report = build_dataset(
+            args.source,
+            args.out,
+            split_map=parse_split_map(args.split_map),
+            skip_invalid=args.skip_invalid,
+            license_id=args.license,
+            source_note=args.source_note,
+            progress=not args.quiet,
+        )
+    except (RecordError, ValueError, FileNotFoundError, RuntimeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"built {report.output} in {report.seconds_elapsed:.1f} s")
+    print(summarize(report))
+    return 0
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("build", help=__doc__.split(": ", 1)[1])
+    add_arguments(parser)
+    parser.set_defaults(func=run)

@@ -1,0 +1,74 @@
+"""`datasets.Features` of the Hub-ready dataset, and the row each validated record becomes.
+
+Official fields keep their official names and nesting; typed columns are added beside them:
+``audio`` (16 kHz mono on decode), ``duration_s`` and, for realism, ``not_applicable`` (which
+nulls were ``"N/A"`` in the release).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from datasets import Audio, Features, List, Value
+
+from .audio import TARGET_SR
+from .schema import (
+    ARCHETYPE_COMMENTS,
+    ARCHETYPE_DIMENSIONS,
+    ARCHETYPE_TEXT_FIELDS,
+    CONTENT_PASS,
+    REALISM_DIMENSIONS,
+    REALISM_META_FIELDS,
+    REALISM_TEXT_FIELDS,
+    Config,
+    ValidatedRecord,
+)
+
+SCORE = Value("int8")
+_KIND = {int: Value("int8"), bool: Value("bool"), str: Value("string")}
+
+
+def score_fields(config: Config, extra_dims: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The annotation keys holding 1..5 scores (``extra_dims``: e.g. semantic_match if present)."""
+    if config == "archetype":
+        return (*ARCHETYPE_DIMENSIONS, "confidence")
+    return (*REALISM_DIMENSIONS, *extra_dims)
+
+
+def dataset_features(config: Config, extra_dims: tuple[str, ...] = ()) -> Features:
+    """Features of one config's parquet shards."""
+    audio = Audio(sampling_rate=TARGET_SR, num_channels=1)
+    if config == "archetype":
+        text = ARCHETYPE_TEXT_FIELDS
+        annotations: dict[str, Any] = {CONTENT_PASS: List(Value("bool"))}
+        annotations |= {k: List(SCORE) for k in score_fields(config)}
+        annotations |= {k: List(Value("string")) for k in ARCHETYPE_COMMENTS}
+        extra: dict[str, Any] = {}
+    else:
+        text = REALISM_TEXT_FIELDS
+        dims = score_fields(config, extra_dims)
+        annotations = {k: List(SCORE) for k in dims}
+        annotations |= {k: List(_KIND[kind]) for k, kind in REALISM_META_FIELDS.items()}
+        extra = {"not_applicable": {k: List(Value("bool")) for k in dims}}
+    return Features(
+        {
+            **{k: Value("string") for k in text},
+            "audio": audio,
+            "duration_s": Value("float64"),
+            "annotations": annotations,
+            **extra,
+        }
+    )
+
+
+def record_row(
+    record: ValidatedRecord, audio_bytes: bytes, audio_name: str, seconds: float
+) -> dict:
+    """The parquet row of a validated record (audio embedded as encoded bytes)."""
+    row: dict[str, Any] = dict(record.fields)
+    row["audio"] = {"bytes": audio_bytes, "path": audio_name}
+    row["duration_s"] = seconds
+    row["annotations"] = record.annotations
+    if record.config == "realism":
+        row["not_applicable"] = record.not_applicable
+    return row

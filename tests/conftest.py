@@ -1,0 +1,135 @@
+"""Shared fixtures: official samples, the demo dataset, and small releases made in code."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+REPO = Path(__file__).resolve().parents[1]
+OFFICIAL_SAMPLES = Path(
+    os.environ.get("SPEECH_DRAME_OFFICIAL_SAMPLES", REPO.parent / "shared" / "official_samples")
+)
+DEMO_DATASET = REPO / "speech-drame"
+DEMO_RELEASE = REPO / "build" / "demo_release"
+PREFIX = "speech_drame/finetuning/data"
+
+
+@pytest.fixture(scope="session")
+def official_samples_dir() -> Path:
+    if not (OFFICIAL_SAMPLES / "realism_data" / "test.jsonl").is_file():
+        pytest.fail(
+            f"official samples not found at {OFFICIAL_SAMPLES} (set SPEECH_DRAME_OFFICIAL_SAMPLES)"
+        )
+    return OFFICIAL_SAMPLES
+
+
+@pytest.fixture(scope="session")
+def official_dataset_dir(official_samples_dir, tmp_path_factory) -> Path:
+    """The four official samples built into a temporary Hub-ready folder."""
+    from speech_drame.hub_dataset import build_dataset
+
+    out = tmp_path_factory.mktemp("official") / "speech-drame"
+    build_dataset(official_samples_dir, out, progress=False)
+    return out
+
+
+@pytest.fixture(scope="session")
+def demo_dataset_dir() -> Path:
+    """The demo dataset that `make demo` / `make test` build at the repository root."""
+    if not (DEMO_DATASET / "build_report.json").is_file():
+        pytest.fail(f"{DEMO_DATASET} is missing: run `make demo-data` (make test does it first)")
+    return DEMO_DATASET
+
+
+def tone(seconds: float = 1.0, sr: int = 16_000, freq: float = 220.0, seed: int = 0) -> np.ndarray:
+    """A seeded tone with a little noise, float32 mono."""
+    t = np.arange(int(seconds * sr)) / sr
+    rng = np.random.default_rng(seed)
+    return (0.3 * np.sin(2 * np.pi * freq * t) + 0.01 * rng.standard_normal(t.size)).astype(
+        "float32"
+    )
+
+
+def archetype_record(rid: str, **overrides) -> dict:
+    record = {
+        "id": rid,
+        "question": "You are a firefighter. Smoke fills the hall and you find a trapped child. You say:",
+        "annotations": {
+            "content_pass": [True, True, False],
+            "audio_quality": [4, 5, None],
+            "human_likeness": [3, 4, None],
+            "appropriateness": [4, 4, None],
+            "confidence": [2, 3, None],
+            "audio_quality_comment": ["", "N/A", ""],
+            "human_likeness_comment": ["stiff", "N/A", ""],
+            "appropriateness_comment": ["urgent", "fits", ""],
+        },
+        "wav_path": f"{PREFIX}/archetype_data/{rid}.wav",
+    }
+    record.update(overrides)
+    return record
+
+
+def realism_record(rid: str, **overrides) -> dict:
+    dims = {
+        "pitch_variation": [4, 3, 5],
+        "rhythmic_naturalness": [4, 4, 4],
+        "stress_and_emphasis": [3, 4, 4],
+        "emotion_accuracy": [4, 2, 3],
+        "emotion_intensity_control": [3, "N/A", 2],
+        "dynamic_range": [4, "N/A", "N/A"],
+        "voice_identity_matching": [5, 4, 4],
+        "trait_embodiment": [4, 4, 3],
+        "local_story_fit": [4, 3, 4],
+        "global_story_coherence": [4, 4, 4],
+    }
+    record = {
+        "id": rid,
+        "local_scene": "Ann calms her brother after a storm knocked the power out.",
+        "char_age": "Adult",
+        "char_style": "Calm, Warm",
+        "char_profile": "Ann is a patient older sister who speaks softly and never rushes.",
+        "transcript": "It's alright, the lights will come back soon.",
+        "annotations": {
+            **dims,
+            "annotator_confidence_rating": [4, 3, 5],
+            "comments": ["", "", "soft"],
+            "multi-speaker_influence": [False, False, False],
+            "observed_character_style_dimensions": ["Calm, Warm", "Calm", "Warm"],
+            "sufficient": [True, True, True],
+            "contradictory": [False, False, False],
+            "prmopt_quality": ["valid", "valid", "valid"],
+        },
+        "wav_path": f"{PREFIX}/realism_data/{rid}.wav",
+        "data_source": "unit-test",
+    }
+    record.update(overrides)
+    return record
+
+
+def write_release(
+    root: Path, files: dict[str, list[dict]], audio: dict[str, np.ndarray] | None = None
+) -> Path:
+    """Write ``{"realism_data/test.jsonl": [records]}`` plus a wav per record (or ``audio[id]``)."""
+    audio = audio or {}
+    for rel, records in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(
+            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8"
+        )
+        for i, record in enumerate(records):
+            rid = record.get("id")
+            if not isinstance(rid, str):
+                continue
+            samples = audio.get(rid, tone(1.0, seed=i))
+            if samples is not None:
+                sf.write(path.parent / f"{rid}.wav", samples, 16_000)
+    return root
