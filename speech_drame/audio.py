@@ -13,7 +13,6 @@ import os
 from dataclasses import dataclass
 from math import gcd
 from pathlib import Path
-from typing import Union
 
 import numpy as np
 import soundfile as sf
@@ -21,9 +20,8 @@ import soundfile as sf
 TARGET_SR = 16_000
 SCORED_SECONDS = 30.0  # annotators judge only the first 30 s (Speech-DRAME, Appendix E/G)
 MIN_SECONDS = 0.3  # shorter clips carry too little speech for any rubric or feature
-SUPPORTED_SUFFIXES = (".wav", ".flac", ".ogg", ".mp3")
 
-AudioSource = Union[str, os.PathLike, bytes, tuple[np.ndarray, int]]
+AudioSource = str | os.PathLike | bytes | tuple[np.ndarray, int]
 
 
 class AudioError(ValueError):
