@@ -1,0 +1,62 @@
+"""A printable summary of a built dataset: rows, hours and label distributions per split."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from .schema import CONFIGS, CONTENT_PASS, SCORE_MAX, SCORE_MIN, dimensions
+
+
+def label_distribution(annotations: list[dict], key: str) -> dict[str, int]:
+    """Counts of each score (and of nulls) over every annotator of every row."""
+    counts = Counter(v for row in annotations for v in row[key])
+    out = {str(s): counts.get(s, 0) for s in range(SCORE_MIN, SCORE_MAX + 1)}
+    out["null"] = counts.get(None, 0)
+    return out
+
+
+def summarize_dataset(folder: str | Path) -> dict:
+    """Rows, hours and per-dimension label counts of every config and split in ``folder``."""
+    from datasets import get_dataset_config_names, load_dataset
+
+    folder = str(folder)
+    report = json.loads((Path(folder) / "build_report.json").read_text(encoding="utf-8"))
+    summary: dict = {}
+    for config in (c for c in CONFIGS if c in get_dataset_config_names(folder)):
+        splits = load_dataset(folder, config).remove_columns("audio")
+        summary[config] = {}
+        for split, ds in splits.items():
+            annotations = ds["annotations"]
+            entry = {
+                "rows": ds.num_rows,
+                "hours": report["hours"][config][split],
+                "annotators_per_clip": dict(
+                    sorted(Counter(len(a[dimensions(config)[0]]) for a in annotations).items())
+                ),
+                "labels": {d: label_distribution(annotations, d) for d in dimensions(config)},
+            }
+            if config == "archetype":
+                votes = [v for a in annotations for v in a[CONTENT_PASS]]
+                entry["content_pass_rate"] = sum(votes) / len(votes)
+            summary[config][split] = entry
+    return summary
+
+
+def format_summary(summary: dict) -> str:
+    lines = []
+    for config, splits in summary.items():
+        for split, entry in splits.items():
+            head = f"{config}/{split}: {entry['rows']} clips, {entry['hours'] * 60:.1f} min"
+            if "content_pass_rate" in entry:
+                head += f", content pass {entry['content_pass_rate']:.0%} of votes"
+            lines.append(head)
+            lines.append(f"  annotators per clip: {entry['annotators_per_clip']}")
+            lines.append(
+                f"  {'dimension':28s}"
+                + "".join(f"{k:>6s}" for k in ("1", "2", "3", "4", "5", "null"))
+            )
+            for dim, counts in entry["labels"].items():
+                lines.append(f"  {dim:28s}" + "".join(f"{v:6d}" for v in counts.values()))
+    return "\n".join(lines)
