@@ -1,0 +1,325 @@
+"""The per-clip "blueprint": every offline feature of a clip in one typed, JSON-ready record.
+
+:func:`extract_blueprint` builds one record; :func:`extract_blueprints` a batch, with a
+progress bar, the on-disk cache (a rerun only reads JSON), one thread per core for uncached
+clips (the models release the GIL), and per-clip failures reported instead of aborting the batch. Later protocols (TRACE's
+textual blueprint, the LiteScorer) read these records.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from speech_drame.audio import SCORED_SECONDS, Audio, AudioError, AudioSource, load_audio
+from speech_drame.features import asr, prosody, quality, speaker, text, vad
+from speech_drame.features.cache import FeatureCache, audio_key, default_cache_dir
+from speech_drame.features.common import cpu_count, require, thread_count
+
+# name -> (version, extractor, record type); the order is the order of extraction
+EXTRACTORS: dict[str, tuple[str, Callable[[Audio], Any], type]] = {
+    asr.NAME: (asr.VERSION, asr.transcribe, asr.Transcript),
+    quality.NAME: (quality.VERSION, quality.dnsmos, quality.QualityScores),
+    speaker.NAME: (speaker.VERSION, speaker.speaker_embedding, speaker.SpeakerEmbedding),
+    vad.NAME: (vad.VERSION, vad.voice_activity, vad.VoiceActivity),
+    prosody.NAME: (prosody.VERSION, prosody.prosody, prosody.Prosody),
+}
+FEATURE_VERSIONS: dict[str, str] = {
+    **{name: spec[0] for name, spec in EXTRACTORS.items()},
+    text.NAME: text.VERSION,
+}
+BLUEPRINT_VERSION = 1
+DEFAULT_CACHE = "default"  # sentinel: the cache under default_cache_dir()
+CacheArg = FeatureCache | None | str
+CLIP_ERRORS = (AudioError, ValueError, RuntimeError)  # per-clip failures, reported not raised
+
+
+class FeatureError(RuntimeError):
+    """A clip whose features could not be extracted; names the clip and the reason."""
+
+
+@dataclass
+class Blueprint:
+    """All offline features of one clip (the first 30 s of it), plus its text-context fit.
+
+    ``context`` maps context names (``question``; ``profile``, ``scene``, ``traits``) to the
+    MiniLM cosine similarity between the transcript and that text; it is empty when the clip
+    was extracted without context. ``versions`` records the extractor versions used.
+    """
+
+    source: str
+    sha256: str
+    seconds: float
+    truncated: bool
+    transcript: asr.Transcript
+    quality: quality.QualityScores
+    speaker: speaker.SpeakerEmbedding
+    voice_activity: vad.VoiceActivity
+    prosody: prosody.Prosody
+    context: dict[str, float] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=lambda: dict(FEATURE_VERSIONS))
+
+    @property
+    def words_per_second(self) -> float:
+        """Speaking rate: recognised words per second of detected speech."""
+        return self.transcript.n_words / self.voice_activity.speech_seconds
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"blueprint_version": BLUEPRINT_VERSION, **asdict(self)}
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Blueprint:
+        data = dict(data)
+        version = data.pop("blueprint_version", None)
+        if version != BLUEPRINT_VERSION:
+            raise ValueError(f"blueprint version {version!r}, this code reads {BLUEPRINT_VERSION}")
+        records = {
+            "transcript": asr.Transcript,
+            "quality": quality.QualityScores,
+            "speaker": speaker.SpeakerEmbedding,
+            "voice_activity": vad.VoiceActivity,
+            "prosody": prosody.Prosody,
+        }
+        for key, kind in records.items():
+            data[key] = _record(kind, data[key])
+        return cls(**data)
+
+    @classmethod
+    def from_json(cls, text_: str) -> Blueprint:
+        return cls.from_dict(json.loads(text_))
+
+
+_FIELD_OF = {
+    asr.NAME: "transcript",
+    quality.NAME: "quality",
+    speaker.NAME: "speaker",
+    vad.NAME: "voice_activity",
+    prosody.NAME: "prosody",
+}
+
+
+def _record(kind: type, value: Mapping[str, Any]) -> Any:
+    if kind is vad.VoiceActivity:
+        value = {**value, "segments": [tuple(s) for s in value["segments"]]}
+    return kind(**value)
+
+
+def resolve_cache(cache: CacheArg) -> FeatureCache | None:
+    """``"default"`` -> the default on-disk cache, a path -> a cache there, ``None`` -> no cache."""
+    if cache == DEFAULT_CACHE:
+        return FeatureCache(default_cache_dir())
+    if isinstance(cache, (str, os.PathLike)):
+        return FeatureCache(cache)
+    return cache
+
+
+def _describe(exc: Exception, source: str) -> str:
+    if isinstance(exc, (AudioError, FeatureError)):
+        return str(exc)
+    return f"{source}: {type(exc).__name__}: {exc}"
+
+
+def _load(source: AudioSource | Audio) -> Audio:
+    if isinstance(source, Audio):
+        return source
+    return load_audio(source, max_seconds=SCORED_SECONDS)
+
+
+def audio_features(
+    audio: Audio,
+    cache: FeatureCache | None,
+    timings: dict[str, float] | None = None,
+    key: str | None = None,
+) -> dict[str, Any]:
+    """Run (or read from ``cache``) every extractor on ``audio``; records by extractor name."""
+    key = key or audio_key(audio.samples, audio.sample_rate)
+    out: dict[str, Any] = {}
+    for name, (version, fn, kind) in EXTRACTORS.items():
+        stored = cache.get(name, version, key) if cache is not None else None
+        if stored is not None:
+            out[name] = _record(kind, stored)
+            continue
+        start = time.perf_counter()
+        out[name] = fn(audio)
+        if timings is not None:
+            timings[name] = timings.get(name, 0.0) + time.perf_counter() - start
+        if cache is not None:
+            cache.put(name, version, key, asdict(out[name]))
+    return out
+
+
+def _assemble(audio: Audio, key: str, feats: Mapping[str, Any], ctx: dict[str, float]) -> Blueprint:
+    return Blueprint(
+        source=audio.source,
+        sha256=key,
+        seconds=audio.seconds,
+        truncated=audio.truncated,
+        context=ctx,
+        **{_FIELD_OF[name]: feats[name] for name in EXTRACTORS},
+    )
+
+
+def extract_blueprint(
+    source: AudioSource | Audio,
+    contexts: Mapping[str, str] | None = None,
+    cache: CacheArg = DEFAULT_CACHE,
+) -> Blueprint:
+    """The blueprint of one clip (its first 30 s), with context similarities if given.
+
+    ``cache``: ``"default"`` (``$SPEECH_DRAME_CACHE`` or ``~/.cache/speech-drame/features``),
+    a folder, a :class:`FeatureCache`, or ``None`` to compute without caching.
+
+    Raises:
+        AudioError: unreadable audio or audio an extractor cannot use (no speech, ...).
+        FeatureError: context given but the ASR heard no words to compare with it.
+    """
+    audio = _load(source)
+    key = audio_key(audio.samples, audio.sample_rate)
+    feats = audio_features(audio, resolve_cache(cache), key=key)
+    ctx = _context([feats[asr.NAME].text], [contexts or {}], [audio.source])[0]
+    if isinstance(ctx, Exception):
+        raise ctx
+    return _assemble(audio, key, feats, ctx)
+
+
+def _context(
+    transcripts: Sequence[str], contexts: Sequence[Mapping[str, str]], names: Sequence[str]
+) -> list[dict[str, float] | FeatureError]:
+    out: list[dict[str, float] | FeatureError] = [{} for _ in transcripts]
+    todo = [i for i, c in enumerate(contexts) if c]
+    for i in todo:
+        if not transcripts[i].strip():
+            out[i] = FeatureError(f"{names[i]}: ASR heard no words to compare with the context")
+        empty = [k for k, v in contexts[i].items() if not v.strip()]
+        if empty:
+            out[i] = FeatureError(f"{names[i]}: empty context text for {', '.join(empty)}")
+    todo = [i for i in todo if not isinstance(out[i], FeatureError)]
+    sims = text.context_similarities([transcripts[i] for i in todo], [contexts[i] for i in todo])
+    for i, s in zip(todo, sims, strict=True):
+        out[i] = s
+    return out
+
+
+@dataclass
+class BatchResult:
+    """Blueprints aligned with the inputs (``None`` where a clip failed) and the failures."""
+
+    blueprints: list[Blueprint | None]
+    errors: dict[int, str]
+    timings: dict[str, float]
+    seconds: float  # wall time of the batch
+
+
+@contextmanager
+def _torch_threads(n: int) -> Iterator[None]:
+    """Set torch's process-wide thread count for the duration of a batch, then restore it."""
+    torch = require("torch", "torch", "speaker embedding")
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def extract_blueprints(
+    sources: Sequence[AudioSource | Audio],
+    contexts: Sequence[Mapping[str, str]] | None = None,
+    cache: CacheArg = DEFAULT_CACHE,
+    workers: int | None = None,
+    progress: bool = True,
+) -> BatchResult:
+    """Blueprints of many clips; cached clips are read, the rest extracted in parallel.
+
+    Args:
+        sources: paths, encoded bytes, ``(samples, rate)`` tuples or loaded :class:`Audio`.
+        contexts: per clip, the context texts to compare the transcript with.
+        cache: as in :func:`extract_blueprint` (``None``: compute everything, store nothing).
+        workers: clips extracted concurrently (threads; default: one per CPU divided by
+            ``$SPEECH_DRAME_THREADS``, the threads each model call uses).
+        progress: show a tqdm progress bar.
+
+    A clip that fails (unreadable, no speech, ...) is left ``None`` and its reason is put in
+    ``errors``; the others are still extracted.
+    """
+    from tqdm.auto import tqdm
+
+    start = time.perf_counter()
+    cache = resolve_cache(cache)
+    n = len(sources)
+    ctxs: Sequence[Mapping[str, str]] = contexts if contexts is not None else [{}] * n
+    if len(ctxs) != n:
+        raise ValueError(f"{n} clips but {len(ctxs)} context sets")
+    errors: dict[int, str] = {}
+    audios: dict[int, Audio] = {}
+    keys: dict[int, str] = {}
+    feats: dict[int, dict[str, Any]] = {}
+    timings: dict[str, float] = {}
+    for i, src in enumerate(sources):
+        try:
+            audios[i] = _load(src)
+        except AudioError as exc:
+            errors[i] = str(exc)
+            continue
+        keys[i] = audio_key(audios[i].samples, audios[i].sample_rate)
+        if cache is not None:
+            cached = {
+                name: cache.get(name, version, keys[i])
+                for name, (version, _, _) in EXTRACTORS.items()
+            }
+            if all(v is not None for v in cached.values()):
+                feats[i] = {name: _record(EXTRACTORS[name][2], v) for name, v in cached.items()}
+    todo = [i for i in audios if i not in feats]
+    workers = workers if workers is not None else max(1, cpu_count() // thread_count())
+    bar = tqdm(total=n, desc="features", unit="clip", disable=not progress)
+    bar.update(n - len(todo))
+
+    def done(i: int, result: dict[str, Any] | str, spent: Mapping[str, float]) -> None:
+        if isinstance(result, str):
+            errors[i] = result
+        else:
+            feats[i] = result
+        for name, t in spent.items():
+            timings[name] = timings.get(name, 0.0) + t
+        bar.update(1)
+
+    def run(i: int) -> tuple[int, dict[str, Any] | str, dict[str, float]]:
+        spent: dict[str, float] = {}
+        try:
+            return i, audio_features(audios[i], cache, spent, keys[i]), spent
+        except CLIP_ERRORS as exc:
+            return i, _describe(exc, audios[i].source), spent
+
+    if todo:
+        with _torch_threads(thread_count()):
+            done(*run(todo[0]))  # loads the models once, before the threads share them
+            with ThreadPoolExecutor(workers) as pool:
+                for i, result, spent in pool.map(run, todo[1:]):
+                    done(i, result, spent)
+    bar.close()
+
+    ok = sorted(feats)
+    start_text = time.perf_counter()
+    sims = _context(
+        [feats[i][asr.NAME].text for i in ok], [ctxs[i] for i in ok], [audios[i].source for i in ok]
+    )
+    if any(ctxs[i] for i in ok):
+        timings[text.NAME] = time.perf_counter() - start_text
+    blueprints: list[Blueprint | None] = [None] * n
+    for i, s in zip(ok, sims, strict=True):
+        if isinstance(s, FeatureError):
+            errors[i] = str(s)
+        else:
+            blueprints[i] = _assemble(audios[i], keys[i], feats[i], s)
+    return BatchResult(
+        blueprints, dict(sorted(errors.items())), timings, time.perf_counter() - start
+    )

@@ -1,0 +1,79 @@
+"""Voice activity and pause timing from silero-vad (bundled ONNX sequence model, no torch).
+
+Importing ``silero_vad`` sets torch to one thread for the whole process; the previous
+setting is restored right after the import.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from speech_drame.audio import Audio, AudioError
+from speech_drame.features.common import require, samples_16k
+
+NAME = "vad"
+VERSION = "silero-6.2.3-1"
+SR = 16_000
+
+
+@dataclass
+class VoiceActivity:
+    """Speech segments (seconds) and the timing statistics derived from them.
+
+    ``pause_ratio`` is the share of the span from the first to the last speech sample that
+    is silent; ``speech_ratio`` the share of the whole clip that is speech.
+    """
+
+    segments: list[tuple[float, float]]
+    speech_seconds: float
+    speech_ratio: float
+    pause_ratio: float
+    pauses_per_minute: float
+    mean_pause_s: float
+    leading_silence_s: float
+    trailing_silence_s: float
+
+
+@lru_cache(maxsize=1)
+def _model() -> tuple[Any, Any]:
+    torch = require("torch", "torch", "voice activity detection")
+    threads = torch.get_num_threads()
+    try:
+        silero = require("silero_vad", "silero-vad", "voice activity detection")
+        model = silero.load_silero_vad(sequence=True)
+    finally:
+        torch.set_num_threads(threads)
+    return model, silero.get_speech_timestamps_from_probs
+
+
+def voice_activity(audio: Audio) -> VoiceActivity:
+    """Silero speech segments of the clip and pause statistics.
+
+    Raises:
+        AudioError: audio not 16 kHz mono, or no speech found.
+    """
+    x = samples_16k(audio, "voice activity detection")
+    model, to_timestamps = _model()
+    probs = model.audio_forward(x, sampling_rate=SR)
+    stamps = to_timestamps([float(p) for p in probs], sampling_rate=SR, audio_length_samples=len(x))
+    if not stamps:
+        raise AudioError(audio.source, "no speech found by silero-vad")
+    segments = [(s["start"] / SR, s["end"] / SR) for s in stamps]
+    total = len(x) / SR
+    speech = sum(e - s for s, e in segments)
+    span = segments[-1][1] - segments[0][0]
+    gaps = [b[0] - a[1] for a, b in zip(segments, segments[1:], strict=False)]
+    return VoiceActivity(
+        segments=segments,
+        speech_seconds=speech,
+        speech_ratio=speech / total,
+        pause_ratio=float(np.clip(1 - speech / span, 0.0, 1.0)) if span > 0 else 0.0,
+        pauses_per_minute=60.0 * len(gaps) / total,
+        mean_pause_s=float(np.mean(gaps)) if gaps else 0.0,
+        leading_silence_s=segments[0][0],
+        trailing_silence_s=max(0.0, total - segments[-1][1]),
+    )
