@@ -1,0 +1,500 @@
+"""Audio-LLM judges against a real OpenAI-compatible HTTP server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import io
+import json
+import math
+import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+import pytest
+import soundfile as sf
+from conftest import archetype_record, realism_record, tone, write_release
+
+from speech_drame.commands import judge as judge_command
+from speech_drame.hub_dataset import build_dataset
+from speech_drame.judges import (
+    ChatClient,
+    ChatJudge,
+    LogprobJudge,
+    gold_answer,
+    select_exemplars,
+    wav_base64,
+)
+from speech_drame.schema import REALISM_DIMENSIONS
+
+QUESTION = "You are a lighthouse keeper. A ship is heading for the rocks at night. You shout:"
+GOOD = {"content_pass": True, "audio_quality": 4, "human_likeness": 3, "appropriateness": 5}
+
+
+def chat_body(content, refusal=None, logprobs=None) -> dict:
+    message = {"role": "assistant", "content": content, "refusal": refusal}
+    choice = {"index": 0, "message": message, "finish_reason": "stop"}
+    if logprobs is not None:
+        choice["logprobs"] = {"content": logprobs}
+    return {"id": "x", "object": "chat.completion", "choices": [choice]}
+
+
+def reply(body, status=200, headers=None, delay=0.0):
+    return status, headers or {}, body, delay
+
+
+class JudgeServer(ThreadingHTTPServer):
+    """A small OpenAI-compatible server: ``routes[model](payload, n)`` answers the n-th request."""
+
+    daemon_threads = True
+
+    def __init__(self):
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.routes: dict = {}
+        self.requests: list[dict] = []
+        self.headers_seen: list[dict] = []
+        self.counts: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+    def count(self, model: str | None = None) -> int:
+        return len(self.requests) if model is None else self.counts.get(model, 0)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args):  # keep pytest output clean
+        pass
+
+    def do_POST(self):
+        server: JudgeServer = self.server  # type: ignore[assignment]
+        payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if self.path != "/v1/chat/completions":
+            status, headers, body, delay = reply({"error": "not found"}, 404)
+        else:
+            with server.lock:
+                model = payload["model"]
+                n = server.counts.get(model, 0)
+                server.counts[model] = n + 1
+                server.requests.append(payload)
+                server.headers_seen.append(dict(self.headers))
+            status, headers, body, delay = server.routes[model](payload, n)
+        time.sleep(delay)
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for key, value in headers.items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
+            pass
+
+
+@pytest.fixture
+def server():
+    srv = JudgeServer()
+    thread = threading.Thread(target=srv.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+    thread.join(timeout=5)
+
+
+@pytest.fixture(scope="module")
+def clip(tmp_path_factory):
+    path = tmp_path_factory.mktemp("clips") / "clip.wav"
+    sf.write(path, tone(1.0, sr=22_050), 22_050)
+    return path
+
+
+def client_for(server, model, **kwargs) -> ChatClient:
+    kwargs = {"timeout": 5.0, "max_retries": 2, "backoff": 0.01, **kwargs}
+    return ChatClient(server.url, model, **kwargs)
+
+
+def audio_parts(payload) -> list[dict]:
+    return [p for p in payload["messages"][1]["content"] if p["type"] == "input_audio"]
+
+
+def texts(payload) -> str:
+    return "".join(p["text"] for p in payload["messages"][1]["content"] if p["type"] == "text")
+
+
+def decode_wav(part) -> tuple[np.ndarray, int]:
+    assert part["input_audio"]["format"] == "wav"
+    data, sr = sf.read(io.BytesIO(base64.b64decode(part["input_audio"]["data"])))
+    return data, sr
+
+
+# --- JSON mode --------------------------------------------------------------------------
+
+
+def test_runs_are_separate_requests_and_are_averaged(server, clip):
+    answers = [
+        {**GOOD, "audio_quality": 3},
+        {**GOOD, "audio_quality": 4, "content_pass": False},
+        {**GOOD, "audio_quality": 5},
+        {**GOOD, "audio_quality": 4, "human_likeness": 1},
+        GOOD,
+    ]
+    server.routes["good"] = lambda p, n: reply(chat_body(json.dumps(answers[n])))
+    judge = ChatJudge(client_for(server, "good"), "archetype", "RUBRIC-TEXT", temperature=0.7)
+    result = judge.judge(clip, question=QUESTION, clip_id="c1")
+
+    assert server.count("good") == 5
+    assert result.ok and result.n_failures == 0 and result.clip == "c1"
+    assert result.scores == pytest.approx(
+        {"audio_quality": 4.0, "human_likeness": 2.6, "appropriateness": 5.0}
+    )
+    assert result.content_pass == pytest.approx(0.8)
+    assert [r.raw for r in result.runs] == [json.dumps(a) for a in answers]
+    payload = server.requests[0]
+    assert payload["model"] == "good" and payload["temperature"] == 0.7
+    assert payload["messages"][0]["role"] == "system"
+    text = texts(payload)
+    assert text.startswith("RUBRIC-TEXT")
+    assert QUESTION in text and '"human_likeness"' in text and "minified JSON" in text
+    (part,) = audio_parts(payload)
+    samples, sr = decode_wav(part)
+    assert sr == 16_000 and samples.ndim == 1 and len(samples) == 16_000
+
+
+def test_only_the_first_30_seconds_are_sent(server, tmp_path):
+    long_clip = tmp_path / "long.wav"
+    sf.write(long_clip, np.stack([tone(31.0, sr=8_000)] * 2, axis=1), 8_000)
+    server.routes["good"] = lambda p, n: reply(chat_body(json.dumps(GOOD)))
+    ChatJudge(client_for(server, "good"), "archetype", runs=1).judge(long_clip, question=QUESTION)
+    samples, sr = decode_wav(audio_parts(server.requests[0])[0])
+    assert sr == 16_000 and len(samples) == 30 * 16_000
+
+
+BAD_ANSWERS = {
+    "malformed": (chat_body('{"content_pass": true, "audio_quality": 4,'), r"not valid JSON"),
+    "out_of_range": (chat_body(json.dumps({**GOOD, "appropriateness": 6})), r"outside 1\.\.5"),
+    "zero": (chat_body(json.dumps({**GOOD, "audio_quality": 0})), r"outside 1\.\.5"),
+    "missing": (
+        chat_body(json.dumps({k: v for k, v in GOOD.items() if k != "human_likeness"})),
+        r"missing dimension 'human_likeness'",
+    ),
+    "string_score": (chat_body(json.dumps({**GOOD, "audio_quality": "4"})), r"expected a number"),
+    "pass_not_bool": (chat_body(json.dumps({**GOOD, "content_pass": 1})), r"expected true/false"),
+    "not_object": (chat_body("[4, 3, 5]"), r"expected a JSON object"),
+    "refusal_text": (chat_body("I'm sorry, I can't rate this audio."), r"not valid JSON"),
+    "refusal_field": (chat_body(None, refusal="I cannot help with that."), r"refusal: I cannot"),
+    "empty": (chat_body(""), r"empty answer"),
+    "no_choices": ({"choices": []}, r"no choices"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_ANSWERS))
+def test_unusable_answers_are_counted_failures_with_raw_text(server, clip, kind):
+    body, reason = BAD_ANSWERS[kind]
+    server.routes[kind] = lambda p, n: reply(body)
+    result = ChatJudge(client_for(server, kind), "archetype", runs=2).judge(clip, question=QUESTION)
+    assert server.count(kind) == 2
+    assert not result.ok and result.scores == {} and result.content_pass is None
+    assert result.n_failures == 2
+    for run in result.runs:
+        assert run.answer is None
+        assert run.error is not None
+        assert re.search(reason, run.error), run.error
+        content = body["choices"][0]["message"]["content"] if body["choices"] else None
+        assert run.raw == (content or None)
+
+
+def test_partly_failed_runs_average_the_valid_ones(server, clip):
+    bodies = [json.dumps({**GOOD, "audio_quality": 2}), "not json", json.dumps(GOOD)]
+    server.routes["mixed"] = lambda p, n: reply(chat_body(bodies[n]))
+    result = ChatJudge(client_for(server, "mixed"), "archetype", runs=3).judge(
+        clip, question=QUESTION
+    )
+    assert result.ok and result.n_failures == 1
+    assert result.scores["audio_quality"] == pytest.approx(3.0)
+    assert result.reasons[0].startswith("run 1: not valid JSON")
+    assert result.runs[1].raw == "not json"
+
+
+def test_fenced_json_is_accepted_and_realism_needs_every_dimension(server, clip):
+    answer = {d: 3 for d in REALISM_DIMENSIONS}
+    server.routes["fenced"] = lambda p, n: reply(
+        chat_body("```json\n" + json.dumps(answer) + "\n```")
+    )
+    judge = ChatJudge(client_for(server, "fenced"), "realism", runs=1)
+    result = judge.judge(clip, profile="A calm sister.", scene="After the storm.", traits="Calm")
+    assert result.ok and result.scores == {d: 3.0 for d in REALISM_DIMENSIONS}
+    assert "Character traits: Calm" in texts(server.requests[0])
+    with pytest.raises(ValueError, match="profile and the local scene"):
+        judge.judge(clip, profile="A calm sister.")
+
+
+# --- transport: retries, timeouts, cache, configuration ------------------------------
+
+
+def test_429_retry_after_is_respected_then_success(server, clip):
+    def route(p, n):
+        if n < 2:
+            return reply({"error": "rate limited"}, 429, {"Retry-After": "0.3"})
+        return reply(chat_body(json.dumps(GOOD)))
+
+    server.routes["busy"] = route
+    client = client_for(server, "busy", backoff=0.001)
+    start = time.monotonic()
+    result = ChatJudge(client, "archetype", runs=1).judge(clip, question=QUESTION)
+    assert time.monotonic() - start >= 0.6
+    assert result.ok and result.retries == 2 and result.runs[0].attempts == 3
+    assert server.count("busy") == 3
+    assert client.stats.retries == 2 and client.stats.waits == [0.3, 0.3]
+
+
+def test_5xx_backs_off_exponentially_and_gives_up(server, clip):
+    server.routes["down"] = lambda p, n: reply({"error": "overloaded"}, 503)
+    client = client_for(server, "down", max_retries=3, backoff=0.01)
+    result = ChatJudge(client, "archetype", runs=1).judge(clip, question=QUESTION)
+    assert server.count("down") == 4
+    assert client.stats.waits == pytest.approx([0.01, 0.02, 0.04])
+    assert not result.ok and result.n_failures == 1
+    assert "gave up after 4 attempt(s)" in result.runs[0].error
+    assert "HTTP 503" in result.runs[0].error
+
+
+def test_client_errors_are_not_retried(server, clip):
+    server.routes["bad"] = lambda p, n: reply({"error": "unknown model"}, 400)
+    result = ChatJudge(client_for(server, "bad"), "archetype", runs=2).judge(
+        clip, question=QUESTION
+    )
+    assert server.count("bad") == 2  # one attempt per run
+    assert all("HTTP 400" in r.error for r in result.runs)
+
+
+def test_slow_response_times_out_and_is_retried(server, clip):
+    server.routes["slow"] = lambda p, n: reply(chat_body(json.dumps(GOOD)), delay=1.0)
+    client = client_for(server, "slow", timeout=0.2, max_retries=1)
+    start = time.monotonic()
+    result = ChatJudge(client, "archetype", runs=1).judge(clip, question=QUESTION)
+    assert time.monotonic() - start < 0.9
+    assert server.count("slow") == 2
+    assert not result.ok and "timed out after 2 attempt(s)" in result.runs[0].error
+
+
+def test_cache_makes_reruns_free_and_keys_include_the_run(server, clip, tmp_path):
+    server.routes["good"] = lambda p, n: reply(
+        chat_body(json.dumps({**GOOD, "audio_quality": n % 5 + 1}))
+    )
+    cache = tmp_path / "cache"
+    first = ChatJudge(client_for(server, "good", cache_dir=cache), "archetype", runs=3)
+    a = first.judge(clip, question=QUESTION)
+    assert server.count() == 3 and not any(r.cached for r in a.runs)
+
+    again = ChatJudge(client_for(server, "good", cache_dir=cache), "archetype", runs=3)
+    b = again.judge(clip, question=QUESTION)
+    assert server.count() == 3  # nothing sent
+    assert all(r.cached and r.attempts == 0 for r in b.runs)
+    assert b.scores == a.scores and [r.raw for r in b.runs] == [r.raw for r in a.runs]
+
+    more = ChatJudge(client_for(server, "good", cache_dir=cache), "archetype", runs=4)
+    more.judge(clip, question=QUESTION)
+    assert server.count() == 4  # only run 3 is new
+    other = ChatJudge(client_for(server, "good", cache_dir=cache), "archetype", runs=1)
+    other.judge(clip, question=QUESTION + " Loudly.")
+    assert server.count() == 5  # a different request is a different key
+    entries = list(cache.rglob("*"))
+    assert len([p for p in entries if p.suffix == ".json"]) == 5
+    assert not [p for p in entries if p.suffix == ".tmp"]
+
+
+def test_configuration_from_environment(server, monkeypatch):
+    monkeypatch.delenv("SPEECH_DRAME_JUDGE_BASE_URL", raising=False)
+    monkeypatch.delenv("SPEECH_DRAME_JUDGE_MODEL", raising=False)
+    with pytest.raises(ValueError, match="SPEECH_DRAME_JUDGE_BASE_URL"):
+        ChatClient()
+    monkeypatch.setenv("SPEECH_DRAME_JUDGE_BASE_URL", server.url + "/")
+    with pytest.raises(ValueError, match="SPEECH_DRAME_JUDGE_MODEL"):
+        ChatClient()
+    monkeypatch.setenv("SPEECH_DRAME_JUDGE_MODEL", "env-model")
+    monkeypatch.setenv("SPEECH_DRAME_JUDGE_API_KEY", "sk-test")
+    server.routes["env-model"] = lambda p, n: reply(chat_body("ok"))
+    client = ChatClient(timeout=5.0)
+    assert client.url == server.url + "/chat/completions"
+    assert client.complete({"messages": []}).body["choices"][0]["message"]["content"] == "ok"
+    assert server.headers_seen[0]["Authorization"] == "Bearer sk-test"
+
+
+# --- logprob mode -----------------------------------------------------------------------
+
+
+def top(**probs) -> list[dict]:
+    return [{"token": t.replace("_", " "), "logprob": math.log(p)} for t, p in probs.items()]
+
+
+def test_logprob_mode_scores_each_dimension_by_expectation(server, clip):
+    # position 0 is "Score", position 1 is the label: {"4": .5, "3": .25, " 5": .125} + non-label
+    positions = [
+        {"token": "Score", "logprob": -0.1, "top_logprobs": top(Score=0.9)},
+        {"token": "4", "logprob": math.log(0.5), "top_logprobs": []},
+    ]
+    positions[1]["top_logprobs"] = [
+        {"token": "4", "logprob": math.log(0.5)},
+        {"token": "3", "logprob": math.log(0.25)},
+        {"token": " 5", "logprob": math.log(0.125)},
+        {"token": "four", "logprob": math.log(0.125)},
+    ]
+    server.routes["open"] = lambda p, n: reply(chat_body("Score4", logprobs=positions))
+    judge = LogprobJudge(client_for(server, "open"), "archetype", top_logprobs=5)
+    result = judge.judge(clip, question=QUESTION)
+    expected = (3 * 0.25 + 4 * 0.5 + 5 * 0.125) / 0.875  # = 27/7
+    assert result.ok and result.scores == pytest.approx(
+        {"audio_quality": expected, "human_likeness": expected, "appropriateness": expected}
+    )
+    assert result.runs[0].distribution == pytest.approx({3: 2 / 7, 4: 4 / 7, 5: 1 / 7})
+    assert server.count("open") == 3
+    asked = [texts(p) for p in server.requests]
+    names = ("Audio Quality", "Human Likeness", "Appropriateness")
+    for payload, name in zip(server.requests, names, strict=True):
+        assert payload["logprobs"] is True and payload["top_logprobs"] == 5
+        assert payload["temperature"] == 0.0
+        assert f"Rate {name} only" in texts(payload)
+    assert len(set(asked)) == 3
+
+
+def test_logprob_mode_without_label_tokens_is_a_failure(server, clip):
+    positions = [{"token": "Good", "logprob": -0.2, "top_logprobs": top(Good=0.8, Fine=0.2)}]
+    server.routes["chatty"] = lambda p, n: reply(chat_body("Good", logprobs=positions))
+    server.routes["nolog"] = lambda p, n: reply(chat_body("4"))
+    result = LogprobJudge(client_for(server, "chatty"), "archetype").judge(clip, question=QUESTION)
+    assert not result.ok and result.scores == {} and result.n_failures == 3
+    assert all("no label token" in r.error and r.raw == "Good" for r in result.runs)
+    result = LogprobJudge(client_for(server, "nolog"), "archetype").judge(clip, question=QUESTION)
+    assert result.n_failures == 3 and "no logprobs" in result.runs[0].error
+
+
+# --- few-shot exemplars -----------------------------------------------------------------
+
+
+def _ann(passes, aq, hl, ap):
+    return {
+        **archetype_record("x")["annotations"],
+        "content_pass": passes,
+        "audio_quality": aq,
+        "human_likeness": hl,
+        "appropriateness": ap,
+        "confidence": [3] * len(passes),
+    }
+
+
+@pytest.fixture(scope="module")
+def train_dataset(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fewshot")
+    records = [
+        # distance 0: every annotator gave the rounded mean
+        archetype_record("agree", annotations=_ann([True] * 3, [4, 4, 4], [3, 3, 3], [5, 5, 5])),
+        # distance 1/9: one gap of 1 out of nine scores
+        archetype_record("close", annotations=_ann([True] * 3, [2, 2, 3], [4, 4, 4], [3, 3, 3])),
+        # large disagreement
+        archetype_record("split", annotations=_ann([True] * 3, [1, 5, 3], [1, 5, 2], [5, 1, 4])),
+        # content failed for everyone: no scores, no gold answer
+        archetype_record(
+            "failed", annotations=_ann([False] * 3, [None] * 3, [None] * 3, [None] * 3)
+        ),
+    ]
+    src = write_release(
+        root / "rel",
+        {
+            "archetype_data/train.jsonl": records,
+            "realism_data/train.jsonl": [realism_record("r1")],
+        },
+        audio={"agree": tone(1.0, freq=330.0), "close": tone(1.0, freq=440.0)},
+    )
+    build_dataset(src, root / "speech-drame", progress=False)
+    return root / "speech-drame"
+
+
+def test_exemplars_are_the_clips_closest_to_their_rounded_mean(train_dataset, server, clip):
+    items = select_exemplars(train_dataset, "archetype", 2)
+    assert [i.id for i in items] == ["agree", "close"]
+    assert items[0].gold == {
+        "content_pass": True,
+        "audio_quality": 4,
+        "human_likeness": 3,
+        "appropriateness": 5,
+    }
+    assert items[1].gold["audio_quality"] == 2  # mean 2.33 rounds to 2
+    assert items[0].question.startswith("You are a firefighter")
+    with pytest.raises(ValueError, match="3 clip\\(s\\) with a complete gold answer, 4"):
+        select_exemplars(train_dataset, "archetype", 4)
+
+    server.routes["good"] = lambda p, n: reply(chat_body(json.dumps(GOOD)))
+    ChatJudge(client_for(server, "good"), "archetype", "RUBRIC", items, runs=1).judge(
+        clip, question=QUESTION
+    )
+    payload = server.requests[0]
+    parts = audio_parts(payload)
+    assert len(parts) == 3  # two exemplars, then the clip
+    text = texts(payload)
+    gold = '{"content_pass":true,"audio_quality":4,"human_likeness":3,"appropriateness":5}'
+    assert text.index("RUBRIC") < text.index(gold) < text.index(QUESTION)
+    assert parts[0]["input_audio"]["data"] == items[0].audio_b64
+    assert items[0].audio_b64 == wav_base64((tone(1.0, freq=330.0), 16_000))
+
+
+def test_realism_gold_counts_not_applicable_as_one(train_dataset):
+    (item,) = select_exemplars(train_dataset, "realism", 1)
+    assert item.id == "r1" and item.profile.startswith("Ann is") and item.traits == "Calm, Warm"
+    # emotion_intensity_control [3, N/A, 2] -> [3, 1, 2] -> 2; dynamic_range [4, N/A, N/A] -> 2
+    assert item.gold["emotion_intensity_control"] == 2 and item.gold["dynamic_range"] == 2
+    assert item.gold["pitch_variation"] == 4 and set(item.gold) == set(REALISM_DIMENSIONS)
+
+
+def test_gold_answer_ties_and_rounding():
+    tie = _ann([True, False], [3, 4], [2, 2], [5, 5])
+    assert gold_answer(tie, "archetype") is None  # no majority on Content Pass
+    gold, distance = gold_answer(_ann([True, True], [2, 3], [3, 4], [1, 1]), "archetype")
+    assert gold["audio_quality"] == 3 and gold["human_likeness"] == 4  # 2.5 and 3.5 round up
+    assert distance == pytest.approx(2 / 6)
+
+
+# --- CLI --------------------------------------------------------------------------------
+
+
+def judge_cli(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="speech-drame")
+    judge_command.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+def test_cli_judge_prints_scores_and_fails_on_failures(server, clip, tmp_path, capsys):
+    server.routes["good"] = lambda p, n: reply(chat_body(json.dumps(GOOD)))
+    server.routes["malformed"] = lambda p, n: reply(chat_body("{oops"))
+    base = [
+        "judge",
+        str(clip),
+        str(tmp_path / "missing.wav"),
+        "--mode",
+        "archetype",
+        "--question",
+        QUESTION,
+    ]
+    base += ["--endpoint", server.url, "--runs", "2", "--timeout", "5"]
+    assert judge_cli([*base, "--model", "good", "--json"]) == 1  # the missing clip
+    out = json.loads(capsys.readouterr().out)
+    assert out["n_failures"] == 1 and "file not found" in out["errors"][0]["reason"]
+    assert out["results"][0]["scores"] == {
+        "audio_quality": 4.0,
+        "human_likeness": 3.0,
+        "appropriateness": 5.0,
+    }
+    assert judge_cli([*base[:2], *base[3:], "--model", "good"]) == 0
+    assert "failures: 0 of 2 requests; 0 of 1 clips" in capsys.readouterr().out
+    assert judge_cli([*base, "--model", "malformed"]) == 1
+    table = capsys.readouterr().out
+    assert "failures: 2 of 2 requests; 2 of 2 clips without a full score" in table
+    assert "run 0: not valid JSON" in table and "missing.wav: file not found" in table
+    assert server.count() == 6
