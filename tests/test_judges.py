@@ -444,6 +444,20 @@ def test_exemplars_are_the_clips_closest_to_their_rounded_mean(train_dataset, se
     assert items[0].audio_b64 == wav_base64((tone(1.0, freq=330.0), 16_000))
 
 
+def test_logprob_mode_shows_each_exemplar_gold_of_the_asked_dimension(train_dataset, server, clip):
+    items = select_exemplars(train_dataset, "archetype", 2)
+    label = [{"token": "3", "logprob": 0.0, "top_logprobs": top(**{"3": 1.0})}]
+    server.routes["open"] = lambda p, n: reply(chat_body("3", logprobs=label))
+    result = LogprobJudge(client_for(server, "open"), "archetype", "", items).judge(
+        clip, question=QUESTION
+    )
+    assert result.scores == {"audio_quality": 3.0, "human_likeness": 3.0, "appropriateness": 3.0}
+    first = texts(server.requests[0])
+    assert "Audio Quality: 4" in first and "Audio Quality: 2" in first
+    assert "Human Likeness" not in first
+    assert all(len(audio_parts(p)) == 3 for p in server.requests)
+
+
 def test_realism_gold_counts_not_applicable_as_one(train_dataset):
     (item,) = select_exemplars(train_dataset, "realism", 1)
     assert item.id == "r1" and item.profile.startswith("Ann is") and item.traits == "Calm, Warm"
