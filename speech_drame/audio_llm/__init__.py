@@ -1,0 +1,1 @@
+"""Audio-LLM plumbing shared by DRAME-Eval training and scoring (Qwen2-Audio)."""

@@ -1,0 +1,1 @@
+"""Scorers: models that rate a clip on the dimensions of a config."""

@@ -1,0 +1,353 @@
+"""DRAME-Eval: a LoRA-tuned Qwen2-Audio that scores a clip on every dimension of its config.
+
+For each dimension the scorer reads the next-token distribution at the answer position,
+restricted to the label tokens and renormalised: ``"1".."5"`` gives the expected score
+(the paper's expectation decoding), ``"0"/"1"`` gives the Content Pass probability.
+
+Scoring is batched over clips, and all dimensions of a clip share one encoding of the audio
+and context: the prefix is run once, its KV cache is repeated for the dimensions, and only
+each dimension's instruction is run after it (``shared_prefix=True``). ``shared_prefix=False``
+runs one full forward per dimension, the reference the fast path is checked against.
+
+Nothing is ever substituted for a score. A clip whose audio or context cannot be used, or
+whose output is not finite, comes back with ``error`` set and no scores.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..audio import SCORED_SECONDS, AudioError, load_audio
+from ..audio_llm.qwen2_audio import PrefixInputs, PromptEncoder, pad, stack_audio
+from ..prompts import rubric, scored_dimensions
+from ..schema import Config, check_config
+
+EVALUATOR_CONFIG = "drame_eval_config.json"
+
+
+@dataclass
+class EvaluatorInfo:
+    """What a trained evaluator folder needs besides the adapter: saved as ``drame_eval_config.json``.
+
+    ``base_model`` is a Hub id or path, or ``"tiny"`` (rebuilt offline from ``tiny_seed``).
+    """
+
+    config: Config
+    dimensions: list[str]
+    base_model: str
+    tiny_seed: int = 0
+    format_version: int = 1
+
+    def save(self, folder: str | os.PathLike) -> Path:
+        path = Path(folder) / EVALUATOR_CONFIG
+        path.write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
+        return path
+
+    @classmethod
+    def load(cls, path_or_hub_id: str | os.PathLike) -> EvaluatorInfo:
+        """Read it from a local folder, or from a Hub repo (through the local cache offline)."""
+        folder = Path(path_or_hub_id)
+        if folder.is_dir():
+            path = folder / EVALUATOR_CONFIG
+            if not path.is_file():
+                raise FileNotFoundError(f"{folder}: no {EVALUATOR_CONFIG}; not a DRAME-Eval folder")
+        else:
+            from huggingface_hub import hf_hub_download
+
+            path = Path(hf_hub_download(str(path_or_hub_id), EVALUATOR_CONFIG))
+        data = json.loads(path.read_text(encoding="utf-8"))
+        info = cls(**data)
+        check_config(info.config)
+        return info
+
+
+@dataclass(frozen=True)
+class Clip:
+    """One clip to score: 16 kHz mono samples (first 30 s) and its context columns."""
+
+    id: str
+    samples: np.ndarray
+    fields: Mapping[str, Any]
+
+
+@dataclass
+class DimensionScore:
+    """The label distribution at the answer position for one dimension.
+
+    ``probabilities`` follow ``labels`` (ascending) and sum to 1; ``expected`` is their
+    expectation (for Content Pass, the probability of a pass); ``label_mass`` is the share
+    of the full next-token distribution that fell on the labels before renormalising.
+    """
+
+    labels: tuple[str, ...]
+    probabilities: tuple[float, ...]
+    expected: float
+    label_mass: float
+
+
+@dataclass
+class ClipScores:
+    """All dimensions of one clip, or the reason it could not be scored."""
+
+    id: str
+    scores: dict[str, DimensionScore] = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "error": self.error,
+            "scores": {k: v.expected for k, v in self.scores.items()},
+            "distributions": {
+                k: dict(zip(v.labels, v.probabilities, strict=True)) for k, v in self.scores.items()
+            },
+            "label_mass": {k: v.label_mass for k, v in self.scores.items()},
+        }
+
+
+def clip_from_row(row: Mapping[str, Any]) -> Clip:
+    """A :class:`Clip` from a dataset row whose ``audio`` column is decoded by ``datasets``.
+
+    Raises :class:`~speech_drame.audio.AudioError` naming the clip id.
+    """
+    decoded = row["audio"].get_all_samples()
+    try:
+        audio = load_audio(
+            (decoded.data[0].numpy(), int(decoded.sample_rate)), max_seconds=SCORED_SECONDS
+        )
+    except AudioError as exc:
+        raise AudioError(f"clip {row['id']!r}", exc.reason) from None
+    fields = {k: v for k, v in row.items() if isinstance(v, str)}
+    return Clip(str(row["id"]), audio.samples, fields)
+
+
+def _modules(model: Any) -> tuple[Any, Any]:
+    """(multimodal trunk, lm_head) of a Qwen2-Audio model, PEFT-wrapped or not."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    return base.model, base.lm_head
+
+
+class DrameEvalScorer:
+    """Scores clips of one config on all its dimensions with a Qwen2-Audio judge.
+
+    Args:
+        model: ``Qwen2AudioForConditionalGeneration``, optionally with a PEFT adapter.
+        processor: its ``Qwen2AudioProcessor``.
+        config: ``"archetype"`` or ``"realism"``.
+        dimensions: which to score (default: every dimension of the config, Content Pass
+            first for archetype).
+        batch_size: clips per forward.
+    """
+
+    name = "drame-eval"
+
+    def __init__(
+        self,
+        model: Any,
+        processor: Any,
+        config: Config,
+        *,
+        dimensions: Sequence[str] | None = None,
+        batch_size: int = 4,
+    ):
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self.model, self.processor = model, processor
+        self.config = check_config(config)
+        self.dimensions = tuple(dimensions or scored_dimensions(config))
+        self.batch_size = batch_size
+        self.encoder = PromptEncoder(processor, config, self.dimensions)
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        path_or_hub_id: str | os.PathLike,
+        *,
+        base_model: str | None = None,
+        device: str | None = None,
+        dtype: Any = None,
+        batch_size: int = 4,
+    ) -> DrameEvalScorer:
+        """Load a trained evaluator: base model + LoRA adapter + processor from one folder or repo.
+
+        ``base_model`` overrides the base recorded in ``drame_eval_config.json`` (e.g. a local
+        copy of Qwen2-Audio-7B-Instruct).
+        """
+        from peft import PeftModel
+        from transformers import AutoProcessor
+
+        from ..audio_llm.qwen2_audio import load_base
+
+        info = EvaluatorInfo.load(path_or_hub_id)
+        model, _ = load_base(base_model or info.base_model, dtype=dtype, seed=info.tiny_seed)
+        processor = AutoProcessor.from_pretrained(str(path_or_hub_id))
+        model = PeftModel.from_pretrained(model, str(path_or_hub_id))
+        if device is not None:
+            model = model.to(device)
+        return cls(
+            model.eval(), processor, info.config, dimensions=info.dimensions, batch_size=batch_size
+        )
+
+    # -- public API ------------------------------------------------------------------------
+
+    def score_clips(self, clips: Iterable[Clip], *, shared_prefix: bool = True) -> list[ClipScores]:
+        """Score every clip on every dimension, in batches of ``batch_size`` clips."""
+        results: list[ClipScores] = []
+        batch: list[Clip] = []
+        for clip in clips:
+            batch.append(clip)
+            if len(batch) == self.batch_size:
+                results += self._score_batch(batch, shared_prefix)
+                batch = []
+        if batch:
+            results += self._score_batch(batch, shared_prefix)
+        return results
+
+    def score_rows(
+        self, rows: Iterable[Mapping[str, Any]], *, shared_prefix: bool = True
+    ) -> list[ClipScores]:
+        """Score dataset rows; a row whose audio cannot be used is recorded as a failure."""
+        results: list[ClipScores] = []
+        pending: list[tuple[int, Clip]] = []
+        for row in rows:
+            try:
+                pending.append((len(results), clip_from_row(row)))
+                results.append(ClipScores(str(row["id"])))
+            except AudioError as exc:
+                results.append(ClipScores(str(row["id"]), error=str(exc)))
+        scored = self.score_clips([c for _, c in pending], shared_prefix=shared_prefix)
+        for (i, _), result in zip(pending, scored, strict=True):
+            results[i] = result
+        return results
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _score_batch(self, clips: Sequence[Clip], shared_prefix: bool) -> list[ClipScores]:
+        import torch
+
+        results = [ClipScores(c.id) for c in clips]
+        encoded: list[tuple[int, PrefixInputs]] = []
+        for i, clip in enumerate(clips):
+            try:
+                encoded.append((i, self.encoder.encode_prefix(clip.samples, clip.fields)))
+            except (KeyError, ValueError) as exc:
+                results[i].error = f"cannot encode clip {clip.id!r}: {exc}"
+        if not encoded:
+            return results
+        prefixes = [p for _, p in encoded]
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            with torch.inference_mode():
+                logprobs = (
+                    self._shared_prefix_logprobs(prefixes)
+                    if shared_prefix
+                    else self._full_forward_logprobs(prefixes)
+                )
+        finally:
+            self.model.train(was_training)
+        for (i, _), clip_logprobs in zip(encoded, logprobs, strict=True):
+            self._fill(results[i], clip_logprobs)
+        return results
+
+    def _device(self) -> Any:
+        return next(self.model.parameters()).device
+
+    def _shared_prefix_logprobs(self, prefixes: Sequence[PrefixInputs]) -> Any:
+        """Label log-probs (clips, dims, labels): prefix once per clip, suffixes on its KV cache."""
+        import torch
+
+        trunk, head = _modules(self.model)
+        device, n_dims = self._device(), len(self.dimensions)
+        ids, mask = pad([p.input_ids for p in prefixes], self.encoder.pad_id, "left")
+        ids, mask = ids.to(device), mask.to(device)
+        audio = {k: v.to(device) for k, v in stack_audio(prefixes).items()}
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        out = trunk(
+            input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, **audio
+        )
+        cache = out.past_key_values
+        cache.batch_repeat_interleave(n_dims)  # rows: clip 0 dim 0..D-1, clip 1 dim 0..D-1, ...
+
+        suffixes = [self.encoder.suffix_ids[d] for _ in prefixes for d in self.dimensions]
+        sids, smask = pad(suffixes, self.encoder.pad_id, "right")
+        sids, smask = sids.to(device), smask.to(device)
+        lengths = mask.sum(-1).repeat_interleave(n_dims)
+        spositions = lengths[:, None] + torch.arange(sids.shape[1], device=device)[None, :]
+        full_mask = torch.cat([mask.repeat_interleave(n_dims, dim=0), smask], dim=1)
+        hidden = trunk(
+            input_ids=sids,
+            attention_mask=full_mask,
+            position_ids=spositions,
+            past_key_values=cache,
+            use_cache=True,
+        ).last_hidden_state
+        last = smask.sum(-1) - 1
+        answer_hidden = hidden[torch.arange(hidden.shape[0], device=device), last]
+        return self._label_logprobs(head(answer_hidden))
+
+    def _full_forward_logprobs(self, prefixes: Sequence[PrefixInputs]) -> Any:
+        """Label log-probs (clips, dims, labels) from one unpadded full forward per dimension."""
+        import torch
+
+        device = self._device()
+        rows = []
+        for prefix in prefixes:
+            audio = {k: v.to(device) for k, v in stack_audio([prefix]).items()}
+            for d in self.dimensions:
+                ids = torch.tensor([prefix.input_ids + self.encoder.suffix_ids[d]], device=device)
+                logits = self.model(
+                    input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False, **audio
+                ).logits[0, -1]
+                rows.append(logits)
+        return self._label_logprobs(torch.stack(rows))
+
+    def _label_logprobs(self, logits: Any) -> Any:
+        """(clips * dims, vocab) logits -> (clips, dims, labels) log-probabilities.
+
+        Log-probabilities are under the full next-token softmax; dimensions with fewer labels
+        (Content Pass) are padded with ``-inf``.
+        """
+        import torch
+
+        width = max(len(ids) for ids in self.encoder.label_ids.values())
+        index = torch.zeros((len(self.dimensions), width), dtype=torch.long)
+        valid = torch.zeros((len(self.dimensions), width), dtype=torch.bool)
+        for i, d in enumerate(self.dimensions):
+            ids = self.encoder.label_ids[d]
+            index[i, : len(ids)] = torch.tensor(ids)
+            valid[i, : len(ids)] = True
+        n_clips = logits.shape[0] // len(self.dimensions)
+        index = index.to(logits.device).repeat(n_clips, 1)
+        valid = valid.to(logits.device).repeat(n_clips, 1)
+        logp = torch.log_softmax(logits.float(), dim=-1).gather(1, index)
+        return logp.masked_fill(~valid, float("-inf")).view(n_clips, len(self.dimensions), width)
+
+    def _fill(self, result: ClipScores, clip_logprobs: Any) -> None:
+        import torch
+
+        for dim, row in zip(self.dimensions, clip_logprobs, strict=True):
+            r = rubric(self.config, dim)
+            logp = row[: len(r.labels)]
+            if not bool(torch.isfinite(logp).all()):
+                result.scores = {}
+                result.error = f"non-finite model output for {dim} of clip {result.id!r}"
+                return
+            probs = torch.softmax(logp, dim=-1).tolist()
+            result.scores[dim] = DimensionScore(
+                r.labels,
+                tuple(probs),
+                float(sum(v * p for v, p in zip(r.values, probs, strict=True))),
+                float(torch.logsumexp(logp, dim=-1).exp()),
+            )

@@ -1,0 +1,116 @@
+import numpy as np
+import pytest
+import torch
+from conftest import tone
+
+from speech_drame.audio_llm.qwen2_audio import LORA_TARGET_REGEX, PromptEncoder
+from speech_drame.audio_llm.tiny import build_tiny
+from speech_drame.prompts import scored_dimensions
+from speech_drame.scorers.drame_eval import Clip, DrameEvalScorer
+
+FIELDS = {
+    "question": "You are a firefighter. Smoke fills the hall and you find a trapped child. You say:",
+    "char_profile": "Ann is a patient older sister who speaks softly and never rushes.",
+    "local_scene": "Ann calms her brother after a storm knocked the power out.",
+    "char_style": "Calm, Warm",
+}
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return build_tiny(seed=0)
+
+
+def clips() -> list[Clip]:
+    # Different lengths (and so different audio-token counts and left padding), one full 30 s.
+    seconds = [1.0, 30.0, 2.5]
+    return [
+        Clip(
+            f"c{i}",
+            tone(s, freq=150 + 60 * i, seed=i),
+            {**FIELDS, "char_style": "Calm" + ", Warm" * i},
+        )
+        for i, s in enumerate(seconds)
+    ]
+
+
+def max_difference(a, b) -> float:
+    diff = 0.0
+    for x, y in zip(a, b, strict=True):
+        assert x.ok and y.ok and x.scores.keys() == y.scores.keys()
+        for d in x.scores:
+            p, q = x.scores[d], y.scores[d]
+            diff = max(
+                diff,
+                abs(p.expected - q.expected),
+                abs(p.label_mass - q.label_mass),
+                *(abs(u - v) for u, v in zip(p.probabilities, q.probabilities, strict=True)),
+            )
+    return diff
+
+
+@pytest.mark.parametrize("config", ["archetype", "realism"])
+def test_shared_prefix_equals_one_full_forward_per_dimension(tiny, config):
+    model, processor = tiny
+    scorer = DrameEvalScorer(model, processor, config, batch_size=2)
+    shared = scorer.score_clips(clips(), shared_prefix=True)
+    full = scorer.score_clips(clips(), shared_prefix=False)
+    assert [r.id for r in shared] == ["c0", "c1", "c2"]
+    assert max_difference(shared, full) < 1e-4
+    for result in shared:
+        assert tuple(result.scores) == scored_dimensions(config)
+        for dim, s in result.scores.items():
+            assert sum(s.probabilities) == pytest.approx(1.0, abs=1e-6)
+            lo, hi = (0, 1) if dim == "content_pass" else (1, 5)
+            assert lo <= s.expected <= hi and 0 < s.label_mass < 1
+            values = [int(label) for label in s.labels]
+            assert s.expected == pytest.approx(np.dot(values, s.probabilities))
+    # The random model is not uniform, so the comparison above is not trivially satisfied,
+    # and clips differ from each other.
+    probs = shared[0].scores[scored_dimensions(config)[-1]].probabilities
+    assert max(probs) - min(probs) > 1e-3
+    assert max_difference(shared[:1], shared[2:3]) > 1e-4
+
+
+def test_failures_are_recorded_never_scored(tiny):
+    model, processor = tiny
+    scorer = DrameEvalScorer(model, processor, "realism", batch_size=2)
+    bad = Clip("no-scene", tone(1.0), {**FIELDS, "local_scene": ""})
+    results = scorer.score_clips([clips()[0], bad, clips()[2]])
+    assert [r.ok for r in results] == [True, False, True]
+    assert results[1].scores == {} and "'local_scene'" in results[1].error
+    assert "no-scene" in results[1].error
+
+    broken, _ = build_tiny(seed=0)
+    with torch.no_grad():
+        broken.lm_head.weight[0, 0] = float("nan")
+    nan_results = DrameEvalScorer(broken, processor, "realism").score_clips(clips()[:1])
+    assert not nan_results[0].ok and nan_results[0].scores == {}
+    assert "non-finite model output" in nan_results[0].error
+
+
+def test_labels_are_single_tokens_and_suffixes_per_dimension(tiny):
+    _, processor = tiny
+    enc = PromptEncoder(processor, "archetype", scored_dimensions("archetype"))
+    assert enc.label_ids["content_pass"] == [
+        processor.tokenizer.convert_tokens_to_ids(t) for t in ("0", "1")
+    ]
+    assert len(set(map(tuple, enc.suffix_ids.values()))) == 4
+    prefix = enc.encode_prefix(tone(30.0), FIELDS)
+    mel_frames = int(prefix.feature_attention_mask.sum())
+    n_audio = prefix.input_ids.count(processor.audio_token_id)
+    assert mel_frames == 3000 and n_audio == ((mel_frames - 1) // 2 + 1 - 2) // 2 + 1 == 750
+
+
+def test_lora_regex_hits_only_the_language_model(tiny):
+    import re
+
+    model, _ = tiny
+    hits = [n for n, _ in model.named_modules() if re.fullmatch(LORA_TARGET_REGEX, n)]
+    assert hits and all(".language_model." in n for n in hits)
+    kinds = {n.rsplit(".", 1)[1] for n in hits}
+    assert kinds == {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}
+    audio_attention = [
+        n for n, _ in model.named_modules() if "audio_tower" in n and n.endswith("q_proj")
+    ]
+    assert audio_attention  # the encoder has q_proj too, and the regex leaves it alone
