@@ -1,0 +1,415 @@
+"""``LiteScorer``: the embedded default evaluator, small torch heads over a clip's blueprint.
+
+The input is a fixed-length vector of the clip's offline features (DNSMOS, ASR confidence and
+rate, voice activity, prosody, transcript-context similarities, Whisper encoder and speaker
+embeddings), z-normalised with statistics of the training set. A shared hidden layer feeds one
+head per rated dimension, which outputs a distribution over the scores 1..5; the reported score
+is its expectation. Training follows the paper's label distribution learning (Speech-DRAME
+Sec. 5.1, App. L.3): at every step one annotator's label is sampled per example and
+dimension. Archetype Content Pass is a sigmoid probability trained on sampled annotator votes.
+
+A scorer is saved as ``model.safetensors`` + ``config.json`` (no pickle); the config records
+the feature versions it was trained on, and loading it beside other versions is an error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from speech_drame.features.blueprint import FEATURE_VERSIONS, Blueprint
+from speech_drame.features.common import require
+from speech_drame.schema import CONTENT_PASS, SCORE_MAX, SCORE_MIN, Config, check_config, dimensions
+
+FORMAT_VERSION = 1
+N_LEVELS = SCORE_MAX - SCORE_MIN + 1
+LEVELS = np.arange(SCORE_MIN, SCORE_MAX + 1, dtype=np.float64)
+CONFIG_FILE, WEIGHTS_FILE = "config.json", "model.safetensors"
+SCORER_ENV = "SPEECH_DRAME_LITE_SCORER"
+# context name -> what it is compared with; the realism names map to dataset columns
+CONTEXTS: dict[str, tuple[str, ...]] = {
+    "archetype": ("question",),
+    "realism": ("profile", "scene", "traits"),
+}
+_SCALARS: tuple[tuple[str, str], ...] = (
+    ("seconds", ""),
+    ("quality", "sig"),
+    ("quality", "bak"),
+    ("quality", "ovrl"),
+    ("quality", "p808"),
+    ("transcript", "avg_logprob"),
+    ("transcript", "no_speech_prob"),
+    ("transcript", "n_words"),
+    ("words_per_second", ""),
+    *(
+        ("voice_activity", k)
+        for k in (
+            "speech_ratio",
+            "pause_ratio",
+            "pauses_per_minute",
+            "mean_pause_s",
+            "leading_silence_s",
+            "trailing_silence_s",
+        )
+    ),
+    *(
+        ("prosody", k)
+        for k in (
+            "f0_median_hz",
+            "f0_mean_hz",
+            "f0_std_st",
+            "f0_range_st",
+            "f0_slope_st",
+            "voiced_ratio",
+            "energy_mean_db",
+            "energy_std_db",
+            "energy_range_db",
+            "energy_slope_db",
+            "syllable_rate",
+        )
+    ),
+)
+
+
+class ScorerError(RuntimeError):
+    """A scorer folder that cannot be used (missing, malformed, trained on other features)."""
+
+
+def default_scorer_dir() -> Path:
+    """``$SPEECH_DRAME_LITE_SCORER`` or ``artifacts/lite_scorer`` in the repository checkout."""
+    env = os.environ.get(SCORER_ENV)
+    return Path(env) if env else Path(__file__).resolve().parents[2] / "artifacts" / "lite_scorer"
+
+
+def feature_names(mode: Config) -> list[str]:
+    """Names of the positions of :func:`feature_vector` for ``mode``."""
+    names = [f"{a}.{b}" if b else a for a, b in _SCALARS]
+    names += [f"context.{c}" for c in CONTEXTS[check_config(mode)]]
+    names += [f"transcript.embedding.{i}" for i in range(384)]
+    names += [f"speaker.embedding.{i}" for i in range(256)]
+    return names
+
+
+def feature_vector(bp: Blueprint, mode: Config) -> np.ndarray:
+    """The blueprint as the scorer's fixed-length float vector (see :func:`feature_names`).
+
+    Raises:
+        ValueError: if a context similarity the mode needs is missing from the blueprint.
+    """
+    missing = [c for c in CONTEXTS[check_config(mode)] if c not in bp.context]
+    if missing:
+        raise ValueError(
+            f"{bp.source}: blueprint lacks the {mode} context similarity for {', '.join(missing)}"
+        )
+    values: list[float] = []
+    for a, b in _SCALARS:
+        obj = getattr(bp, a)
+        values.append(float(getattr(obj, b) if b else obj))
+    values += [bp.context[c] for c in CONTEXTS[mode]]
+    values += bp.transcript.embedding
+    values += bp.speaker.embedding
+    return np.asarray(values, dtype=np.float32)
+
+
+@dataclass
+class ClipScores:
+    """One clip's scores: per dimension the expected score and its 1..5 distribution."""
+
+    source: str
+    scores: dict[str, float]
+    distributions: dict[str, list[float]]
+    content_pass: float | None = None  # archetype: probability that the content passes
+    transcript: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"source": self.source, "transcript": self.transcript}
+        if self.content_pass is not None:
+            out[CONTENT_PASS] = self.content_pass
+        out["scores"] = self.scores
+        out["distributions"] = self.distributions
+        return out
+
+
+def _build_net(n_in: int, dims: Sequence[str], content_pass: bool, hidden: int, dropout: float):
+    torch = require("torch", "torch", "LiteScorer")
+    nn = torch.nn
+
+    class LiteNet(nn.Module):
+        """Shared hidden layer, one 5-way head per dimension, an optional pass logit."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.trunk = nn.Sequential(
+                nn.Dropout(dropout), nn.Linear(n_in, hidden), nn.GELU(), nn.Dropout(dropout)
+            )
+            self.heads = nn.ModuleDict({d: nn.Linear(hidden, N_LEVELS) for d in dims})
+            self.pass_head = nn.Linear(hidden, 1) if content_pass else None
+
+        def forward(self, x):  # -> (logits (batch, dims, 5), pass logit (batch,) or None)
+            h = self.trunk(x)
+            logits = torch.stack([self.heads[d](h) for d in dims], dim=1)
+            return logits, (self.pass_head(h)[:, 0] if self.pass_head is not None else None)
+
+    return LiteNet()
+
+
+@dataclass
+class TrainingOptions:
+    """Hyper-parameters of :func:`train_lite_scorer`."""
+
+    hidden: int = 64
+    dropout: float = 0.3
+    epochs: int = 150
+    batch_size: int = 64
+    lr: float = 2e-3
+    weight_decay: float = 1e-2
+    seed: int = 0
+
+
+@dataclass
+class LiteScorer:
+    """A trained scorer for one config (``archetype`` or ``realism``)."""
+
+    mode: Config
+    dimensions: tuple[str, ...]
+    content_pass: bool
+    mean: np.ndarray
+    std: np.ndarray
+    net: Any
+    options: TrainingOptions = field(default_factory=TrainingOptions)
+    info: dict[str, Any] = field(default_factory=dict)
+
+    # --- inference ---------------------------------------------------------------------
+    def predict(self, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """Distributions ``(n, dims, 5)`` and pass probabilities ``(n,)`` for feature vectors."""
+        torch = require("torch", "torch", "LiteScorer")
+        x = (np.asarray(vectors, dtype=np.float32) - self.mean) / self.std
+        self.net.eval()
+        with torch.no_grad():
+            logits, pass_logit = self.net(torch.from_numpy(x))
+            probs = torch.softmax(logits.double(), dim=-1).numpy()
+            p = torch.sigmoid(pass_logit.double()).numpy() if pass_logit is not None else None
+        return probs, p
+
+    def score_blueprints(self, blueprints: Sequence[Blueprint]) -> list[ClipScores]:
+        """Scores of clips whose blueprints carry this mode's context similarities."""
+        if not blueprints:
+            return []
+        probs, p = self.predict(np.stack([feature_vector(b, self.mode) for b in blueprints]))
+        expected = probs @ LEVELS
+        return [
+            ClipScores(
+                source=b.source,
+                scores={d: float(expected[i, j]) for j, d in enumerate(self.dimensions)},
+                distributions={d: probs[i, j].tolist() for j, d in enumerate(self.dimensions)},
+                content_pass=float(p[i]) if p is not None else None,
+                transcript=b.transcript.text,
+            )
+            for i, b in enumerate(blueprints)
+        ]
+
+    # --- persistence -------------------------------------------------------------------
+    def config(self) -> dict[str, Any]:
+        return {
+            "format_version": FORMAT_VERSION,
+            "kind": "speech-drame-lite-scorer",
+            "mode": self.mode,
+            "dimensions": list(self.dimensions),
+            "content_pass": self.content_pass,
+            "feature_names": feature_names(self.mode),
+            "feature_versions": dict(FEATURE_VERSIONS),
+            "normalisation": {"mean": self.mean.tolist(), "std": self.std.tolist()},
+            "options": vars(self.options),
+            "info": self.info,
+        }
+
+    def save(self, folder: str | os.PathLike) -> Path:
+        """Write ``config.json`` and ``model.safetensors`` into ``folder``."""
+        from safetensors.torch import save_file
+
+        out = Path(folder)
+        out.mkdir(parents=True, exist_ok=True)
+        state = {k: v.detach().contiguous() for k, v in self.net.state_dict().items()}
+        save_file(state, str(out / WEIGHTS_FILE), metadata={"format": "pt"})
+        (out / CONFIG_FILE).write_text(json.dumps(self.config(), indent=1) + "\n", encoding="utf-8")
+        return out
+
+    @classmethod
+    def load(cls, folder: str | os.PathLike) -> LiteScorer:
+        """Read a saved scorer.
+
+        Raises:
+            ScorerError: missing files, an unknown format, or feature versions that differ
+                from the installed extractors (the scorer must be retrained).
+        """
+        from safetensors.torch import load_file
+
+        path = Path(folder)
+        cfg_path = path / CONFIG_FILE
+        if not cfg_path.is_file() or not (path / WEIGHTS_FILE).is_file():
+            raise ScorerError(
+                f"{path}: not a LiteScorer folder (needs {CONFIG_FILE} and {WEIGHTS_FILE})"
+            )
+        try:
+            cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ScorerError(f"{cfg_path}: invalid JSON ({exc})") from None
+        if (
+            cfg.get("kind") != "speech-drame-lite-scorer"
+            or cfg.get("format_version") != FORMAT_VERSION
+        ):
+            raise ScorerError(
+                f"{cfg_path}: not a LiteScorer config of format {FORMAT_VERSION} "
+                f"(kind={cfg.get('kind')!r}, format_version={cfg.get('format_version')!r})"
+            )
+        mode = check_config(cfg["mode"])
+        if cfg["feature_versions"] != FEATURE_VERSIONS:
+            diff = sorted(
+                k
+                for k in set(cfg["feature_versions"]) | set(FEATURE_VERSIONS)
+                if cfg["feature_versions"].get(k) != FEATURE_VERSIONS.get(k)
+            )
+            raise ScorerError(
+                f"{path}: trained on feature versions {cfg['feature_versions']}, but this "
+                f"installation extracts {FEATURE_VERSIONS} (differ: {', '.join(diff)}); retrain it"
+            )
+        if cfg["feature_names"] != feature_names(mode):
+            raise ScorerError(f"{cfg_path}: feature layout differs from this version's; retrain it")
+        options = TrainingOptions(**cfg["options"])
+        dims = tuple(cfg["dimensions"])
+        net = _build_net(
+            len(cfg["feature_names"]), dims, cfg["content_pass"], options.hidden, options.dropout
+        )
+        net.load_state_dict(load_file(str(path / WEIGHTS_FILE)))
+        net.eval()
+        norm = cfg["normalisation"]
+        return cls(
+            mode=mode,
+            dimensions=dims,
+            content_pass=bool(cfg["content_pass"]),
+            mean=np.asarray(norm["mean"], dtype=np.float32),
+            std=np.asarray(norm["std"], dtype=np.float32),
+            net=net,
+            options=options,
+            info=cfg.get("info", {}),
+        )
+
+
+def load_scorer(mode: Config, path: str | os.PathLike | None = None) -> LiteScorer:
+    """The scorer for ``mode`` from ``path`` (a scorer folder, or a folder holding one per
+    mode as ``<path>/<mode>``); default :func:`default_scorer_dir`."""
+    root = Path(path) if path is not None else default_scorer_dir()
+    folder = root / mode if (root / mode / CONFIG_FILE).is_file() else root
+    if not (folder / CONFIG_FILE).is_file():
+        raise ScorerError(
+            f"no trained {mode} LiteScorer at {root}: train one with "
+            f"`speech-drame train-lite --dataset speech-drame --out {root}` or pass --scorer"
+        )
+    scorer = LiteScorer.load(folder)
+    if scorer.mode != mode:
+        raise ScorerError(f"{folder}: a {scorer.mode} scorer, not {mode}")
+    return scorer
+
+
+# --- training ----------------------------------------------------------------------------
+
+
+def _label_matrix(labels: Sequence[Sequence[Any]], what: str) -> np.ndarray:
+    """Ragged per-example annotator labels -> float array (n, max annotators), NaN = missing."""
+    width = max((len(row) for row in labels), default=0)
+    out = np.full((len(labels), max(width, 1)), np.nan)
+    for i, row in enumerate(labels):
+        for j, v in enumerate(row):
+            if v is None:
+                continue
+            if what != CONTENT_PASS and (
+                isinstance(v, bool) or not isinstance(v, (int, np.integer, float))
+            ):
+                raise ValueError(f"{what}: example {i}, annotator {j}: not a score: {v!r}")
+            out[i, j] = float(v)
+    return out
+
+
+def _sample(matrix: np.ndarray, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One random non-missing entry per row (NaN where a row has none)."""
+    sub = matrix[rows]
+    valid = ~np.isnan(sub)
+    keys = np.where(valid, rng.random(sub.shape), -1.0)
+    pick = keys.argmax(axis=1)
+    out = sub[np.arange(len(rows)), pick]
+    out[~valid.any(axis=1)] = np.nan
+    return out
+
+
+def train_lite_scorer(
+    blueprints: Sequence[Blueprint],
+    labels: Mapping[str, Sequence[Sequence[Any]]],
+    mode: Config,
+    options: TrainingOptions | None = None,
+    info: Mapping[str, Any] | None = None,
+) -> LiteScorer:
+    """Train a scorer by label distribution learning over annotators.
+
+    Args:
+        blueprints: training clips, with this mode's context similarities.
+        labels: per dimension, per clip, every annotator's rating (``None`` = no rating);
+            for archetype, ``content_pass`` holds the annotators' boolean votes. Dimensions
+            of the mode that the data lacks are left out.
+        mode: ``archetype`` or ``realism``.
+        options: hyper-parameters.
+        info: free-form provenance stored in the config (dataset, split, counts).
+    """
+    torch = require("torch", "torch", "LiteScorer")
+    options = options or TrainingOptions()
+    mode = check_config(mode)
+    dims = tuple(d for d in dimensions(mode) if d in labels)
+    if not dims:
+        raise ValueError(f"no {mode} dimension among the labels {sorted(labels)}")
+    content_pass = mode == "archetype" and CONTENT_PASS in labels
+    n = len(blueprints)
+    for name, rows in labels.items():
+        if len(rows) != n:
+            raise ValueError(f"labels[{name!r}] has {len(rows)} rows for {n} clips")
+    x = np.stack([feature_vector(b, mode) for b in blueprints]).astype(np.float32)
+    mean = x.mean(axis=0)
+    std = x.std(axis=0)
+    std[std < 1e-6] = 1.0
+    xn = torch.from_numpy((x - mean) / std)
+    score_m = np.stack([_label_matrix(labels[d], d) for d in dims], axis=1)  # (n, dims, ann)
+    pass_m = _label_matrix(labels[CONTENT_PASS], CONTENT_PASS) if content_pass else None
+
+    rng = np.random.default_rng(options.seed)
+    torch.manual_seed(options.seed)
+    net = _build_net(x.shape[1], dims, content_pass, options.hidden, options.dropout)
+    opt = torch.optim.AdamW(net.parameters(), lr=options.lr, weight_decay=options.weight_decay)
+    net.train()
+    for _ in range(options.epochs):
+        order = rng.permutation(n)
+        for start in range(0, n, options.batch_size):
+            rows = order[start : start + options.batch_size]
+            target = np.stack([_sample(score_m[:, j], rows, rng) for j in range(len(dims))], axis=1)
+            mask = torch.from_numpy(~np.isnan(target))
+            idx = torch.from_numpy(np.nan_to_num(target - SCORE_MIN).astype(np.int64))
+            logits, pass_logit = net(xn[rows])
+            logp = torch.log_softmax(logits, dim=-1).gather(-1, idx[..., None])[..., 0]
+            loss = -(logp * mask).sum() / mask.sum().clamp(min=1)
+            if pass_m is not None:
+                votes = _sample(pass_m, rows, rng)
+                ok = torch.from_numpy(~np.isnan(votes))
+                if ok.any():
+                    target_pass = torch.from_numpy(np.nan_to_num(votes).astype(np.float32))
+                    loss = loss + torch.nn.functional.binary_cross_entropy_with_logits(
+                        pass_logit[ok], target_pass[ok]
+                    )
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    net.eval()
+    meta = {"n_train": n, **(info or {})}
+    return LiteScorer(mode, dims, content_pass, mean, std, net, options, meta)
