@@ -37,7 +37,11 @@ class AudioError(ValueError):
 
 @dataclass(frozen=True)
 class Audio:
-    """Mono float32 samples at ``sample_rate`` plus what happened on the way."""
+    """Float32 samples at ``sample_rate`` plus what happened on the way.
+
+    ``samples`` is mono ``(frames,)`` unless loaded with ``mono=False``, which keeps the
+    channels as ``(frames, channels)`` in file order (channel 0 is left in a stereo file).
+    """
 
     samples: np.ndarray
     sample_rate: int
@@ -110,8 +114,9 @@ def load_audio(
     sample_rate: int | None = TARGET_SR,
     max_seconds: float | None = None,
     min_seconds: float = MIN_SECONDS,
+    mono: bool = True,
 ) -> Audio:
-    """Read ``source`` (path, encoded bytes, or ``(array, sr)``) as checked mono audio.
+    """Read ``source`` (path, encoded bytes, or ``(array, sr)``) as checked audio, mono by default.
 
     Args:
         source: a wav/flac/ogg/mp3 path, the encoded bytes of such a file, or a
@@ -121,6 +126,8 @@ def load_audio(
         max_seconds: keep only the first ``max_seconds`` (use :data:`SCORED_SECONDS` for the
             paper's 30 s rule); the cut is reported in ``Audio.truncated``.
         min_seconds: shorter audio is rejected.
+        mono: average the channels (default); ``False`` keeps them as ``(frames, channels)``
+            in file order, e.g. for binaural metrics.
 
     Raises:
         AudioError: naming the source and the reason.
@@ -149,10 +156,11 @@ def load_audio(
     if max_seconds is not None and original_seconds > max_seconds:
         data = data[: int(round(max_seconds * sr))]
         truncated = True
-    mono = data.mean(axis=1, dtype=np.float32) if channels > 1 else data[:, 0]
+    if mono:
+        data = data.mean(axis=1, dtype=np.float32) if channels > 1 else data[:, 0]
     target = sr if sample_rate is None else sample_rate
-    mono = np.ascontiguousarray(resample(mono, sr, target), dtype=np.float32)
-    return Audio(mono, target, name, sr, channels, original_seconds, truncated)
+    samples = np.ascontiguousarray(resample(data, sr, target), dtype=np.float32)
+    return Audio(samples, target, name, sr, channels, original_seconds, truncated)
 
 
 def probe_seconds(path: str | os.PathLike) -> float:

@@ -10,7 +10,7 @@ import argparse
 import importlib
 import sys
 
-COMMANDS = ("build", "summary")
+COMMANDS = ("build", "summary", "isdrama")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -114,3 +114,16 @@ def test_official_sample_48k_float(official_samples_dir):
     audio = load_audio(official_samples_dir / "realism_data" / "role-eval_v1_0001.wav")
     assert audio.original_sample_rate == 48_000 and audio.sample_rate == 16_000
     assert audio.seconds == pytest.approx(audio.original_seconds, abs=1e-3)
+
+
+def test_keep_channels_in_file_order_and_resample_each(tmp_path):
+    left, right = tone(1.0, sr=48_000, freq=440, seed=3), tone(1.0, sr=48_000, freq=660, seed=4)
+    path = tmp_path / "binaural.wav"
+    sf.write(path, np.stack([left, right], axis=1), 48_000, subtype="FLOAT")
+    kept = load_audio(path, sample_rate=None, mono=False)
+    assert kept.samples.shape == (48_000, 2) and kept.original_channels == 2
+    np.testing.assert_allclose(kept.samples[:, 0], left, atol=1e-6)
+    np.testing.assert_allclose(kept.samples[:, 1], right, atol=1e-6)
+    down = load_audio(path, mono=False)
+    np.testing.assert_allclose(down.samples[:, 1], resample_poly(right, 1, 3), atol=1e-5)
+    assert load_audio((tone(1.0), 16_000), mono=False).samples.shape == (16_000, 1)

@@ -1,0 +1,1 @@
+"""Evaluation protocols of neighbouring papers, each in its own subpackage (e.g. ``isdrama``)."""

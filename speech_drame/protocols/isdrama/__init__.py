@@ -1,0 +1,12 @@
+"""ISDrama objective evaluation (Zhang et al., 2025, arXiv:2504.20630).
+
+Two separate protocols, as the paper keeps them apart:
+
+- single sentence (:func:`~speech_drame.protocols.isdrama.protocol.score_sentences`): CER against
+  the script, SIM against the prompt audio, FFE against the ground-truth recording;
+- full drama (:func:`~speech_drame.protocols.isdrama.protocol.score_dramas`): IPD/ILD MAE on
+  binaural mel bands, ANG/DIS cosine of spatial embeddings and a GCC-PHAT direction check.
+
+The math lives in :mod:`.spatial`, :mod:`.f0_frame_error`, :mod:`.character_error_rate` and
+:mod:`.spatial_embedder`; :mod:`.manifest` reads the inputs.
+"""

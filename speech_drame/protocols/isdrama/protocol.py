@@ -1,0 +1,258 @@
+"""The two ISDrama protocols over a manifest, and their JSON/CSV reports.
+
+Rules (the paper keeps the protocols apart; we enforce it):
+
+- ``score_sentences`` takes only ``type: sentence`` items whose generated audio lasts at most
+  :data:`MAX_SENTENCE_SECONDS`; ``score_dramas`` takes only ``type: drama`` items.
+- Sentence metrics are monaural: binaural files are averaged over their channels and
+  resampled to 16 kHz before ASR, speaker embedding and F0 tracking.
+- Drama metrics are binaural: both files must have exactly 2 channels (column 0 = left,
+  column 1 = right) at the same sample rate; they are analysed at 48 kHz.
+- Generated and reference audio must last the same time within ``length_tolerance`` seconds;
+  the longer one is then cut to the shorter and the difference is reported per row
+  (``length_difference_s``). Larger differences raise: align the audio first.
+
+Corpus means are unweighted means of the per-item values.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from speech_drame.audio import Audio, load_audio, probe_seconds, resample
+from speech_drame.protocols.isdrama.character_error_rate import character_error_rate
+from speech_drame.protocols.isdrama.f0_frame_error import f0_frame_error
+from speech_drame.protocols.isdrama.manifest import ManifestEntry
+from speech_drame.protocols.isdrama.spatial import (
+    ANALYSIS_SR,
+    binaural_channels,
+    delay_track,
+    direction_check,
+    interaural_cues,
+    interaural_error,
+)
+from speech_drame.protocols.isdrama.spatial_embedder import SpatialEmbedder, cosine
+
+MAX_SENTENCE_SECONDS = 30.0
+LENGTH_TOLERANCE = 0.1  # seconds
+
+Transcriber = Callable[[Audio], str]  # 16 kHz mono audio -> transcript
+SpeakerEmbedder = Callable[[Audio], np.ndarray]  # 16 kHz mono audio -> 1-D embedding
+F0Tracker = Callable[[Audio], np.ndarray]  # 16 kHz mono audio -> F0 Hz per frame, 0 unvoiced
+
+SENTENCE_METRICS = ("cer", "sim", "ffe")
+DRAMA_METRICS = ("ipd_mae", "ild_mae", "ang_cos", "dis_cos", "azimuth_mae_deg", "side_agreement")
+
+
+@dataclass
+class ProtocolResult:
+    """Per-item rows plus the settings that produced them."""
+
+    protocol: str
+    metrics: tuple[str, ...]
+    settings: dict[str, Any]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def means(self) -> dict[str, float]:
+        """Unweighted mean of each metric over the items that have it."""
+        out = {}
+        for name in self.metrics:
+            values = [r[name] for r in self.rows if r.get(name) is not None]
+            if values:
+                out[name] = float(np.mean(values))
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "protocol": self.protocol,
+            "settings": self.settings,
+            "items": len(self.rows),
+            "means": self.means,
+            "rows": self.rows,
+        }
+
+
+def _require_type(entry: ManifestEntry, expected: str, protocol: str) -> None:
+    if entry.type != expected:
+        raise ValueError(
+            f"{entry.where} (id={entry.id}): is a {entry.type} item; the {protocol} protocol "
+            f"scores {expected} items only (ISDrama keeps sentence and drama metrics apart)"
+        )
+
+
+def _aligned_length(
+    gen: int, ref: int, sample_rate: int, tolerance: float, entry: ManifestEntry
+) -> int:
+    difference = abs(gen - ref) / sample_rate
+    if difference > tolerance:
+        raise ValueError(
+            f"{entry.where} (id={entry.id}): generated and reference durations differ by "
+            f"{difference:.3f} s (> tolerance {tolerance} s); align or trim them first"
+        )
+    return min(gen, ref)
+
+
+def score_sentences(
+    entries: Iterable[ManifestEntry],
+    *,
+    transcribe: Transcriber,
+    embed_speaker: SpeakerEmbedder,
+    track_f0: F0Tracker,
+    length_tolerance: float = LENGTH_TOLERANCE,
+) -> ProtocolResult:
+    """Single-sentence protocol: CER (ASR vs script), SIM (vs prompt audio), FFE (vs reference).
+
+    F0 tracks of generated and reference audio are compared frame by frame over the shorter
+    track, after the duration check described in the module docstring.
+    """
+    result = ProtocolResult(
+        "single", SENTENCE_METRICS, {"length_tolerance_s": length_tolerance, "sample_rate": 16_000}
+    )
+    for entry in entries:
+        _require_type(entry, "sentence", "single-sentence")
+        seconds = probe_seconds(entry.generated)
+        if seconds > MAX_SENTENCE_SECONDS:
+            raise ValueError(
+                f"{entry.where} (id={entry.id}): {entry.generated} lasts {seconds:.1f} s, over the "
+                f"{MAX_SENTENCE_SECONDS:.0f} s sentence limit: score concatenated dramas with the "
+                "drama protocol"
+            )
+        gen, ref, prompt = (load_audio(p) for p in (entry.generated, entry.reference, entry.prompt))
+        _aligned_length(
+            len(gen.samples), len(ref.samples), gen.sample_rate, length_tolerance, entry
+        )
+        transcript = transcribe(gen)
+        f0_gen, f0_ref = np.asarray(track_f0(gen)), np.asarray(track_f0(ref))
+        frames = min(len(f0_gen), len(f0_ref))
+        ffe = f0_frame_error(f0_ref[:frames], f0_gen[:frames])
+        result.rows.append(
+            {
+                "id": entry.id,
+                "generated": str(entry.generated),
+                "transcript": transcript,
+                "cer": character_error_rate(entry.text, transcript),
+                "sim": cosine(embed_speaker(gen), embed_speaker(prompt), "speaker embedding"),
+                "ffe": ffe.ffe,
+                "voicing_errors": ffe.voicing_errors,
+                "gross_pitch_errors": ffe.gross_pitch_errors,
+                "f0_frames": ffe.frames,
+                "length_difference_s": round(abs(gen.seconds - ref.seconds), 6),
+            }
+        )
+    return result
+
+
+def _binaural(path: Path) -> Audio:
+    audio = load_audio(path, sample_rate=ANALYSIS_SR, mono=False)
+    binaural_channels(audio.samples, str(path))
+    return audio
+
+
+def score_dramas(
+    entries: Iterable[ManifestEntry],
+    *,
+    embedder: SpatialEmbedder | None,
+    length_tolerance: float = LENGTH_TOLERANCE,
+    floor_db: float | None = None,
+    window: float = 0.2,
+    hop: float = 0.1,
+) -> ProtocolResult:
+    """Full-drama protocol: IPD/ILD MAE, ANG/DIS cosine (if ``embedder``), GCC-PHAT direction.
+
+    ``embedder=None`` leaves ANG/DIS out (recorded in the settings); ``floor_db`` restricts
+    IPD/ILD to active bands (see :func:`.spatial.interaural_error`); ``window``/``hop`` set the
+    GCC-PHAT windows in seconds.
+    """
+    result = ProtocolResult(
+        "drama",
+        DRAMA_METRICS,
+        {
+            "length_tolerance_s": length_tolerance,
+            "sample_rate": ANALYSIS_SR,
+            "floor_db": floor_db,
+            "gcc_window_s": window,
+            "gcc_hop_s": hop,
+            "spatial_embedder": None if embedder is None else type(embedder).__name__,
+            "channels": "column 0 = left, column 1 = right",
+        },
+    )
+    for entry in entries:
+        _require_type(entry, "drama", "full-drama")
+        gen, ref = _binaural(entry.generated), _binaural(entry.reference)
+        if gen.original_sample_rate != ref.original_sample_rate:
+            raise ValueError(
+                f"{entry.where} (id={entry.id}): sample rates differ: generated "
+                f"{gen.original_sample_rate} Hz, reference {ref.original_sample_rate} Hz"
+            )
+        n = _aligned_length(
+            len(gen.samples), len(ref.samples), ANALYSIS_SR, length_tolerance, entry
+        )
+        g, r = gen.samples[:n], ref.samples[:n]
+        cues = interaural_error(interaural_cues(g), interaural_cues(r), floor_db)
+        direction = direction_check(
+            delay_track(g, ANALYSIS_SR, window, hop), delay_track(r, ANALYSIS_SR, window, hop)
+        )
+        row: dict[str, Any] = {
+            "id": entry.id,
+            "generated": str(entry.generated),
+            "seconds": round(n / ANALYSIS_SR, 6),
+            "length_difference_s": round(abs(gen.seconds - ref.seconds), 6),
+            "ipd_mae": cues.ipd_mae,
+            "ild_mae": cues.ild_mae,
+            "azimuth_mae_deg": direction.azimuth_mae,
+            "side_agreement": direction.side_agreement,
+            "gcc_windows": direction.windows,
+        }
+        if embedder is not None:
+            eg, er = (embedder(resample(x, ANALYSIS_SR, embedder.sample_rate)) for x in (g, r))
+            row["ang_cos"] = cosine(eg.angle, er.angle, "angle embedding")
+            row["dis_cos"] = cosine(eg.distance, er.distance, "distance embedding")
+        result.rows.append(row)
+    return result
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _csv(rows: list[dict[str, Any]]) -> str:
+    columns = list(dict.fromkeys(k for row in rows for k in row))
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def write_results(result: ProtocolResult, out_dir: str | os.PathLike) -> list[Path]:
+    """Write ``isdrama_<protocol>.json`` (settings, means, rows), ``.csv`` (rows) and
+    ``_means.csv``, each atomically (temporary file, then rename). Returns the paths."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = out / f"isdrama_{result.protocol}"
+    files = {
+        stem.with_suffix(".json"): json.dumps(result.to_dict(), indent=2, ensure_ascii=False)
+        + "\n",
+        stem.with_suffix(".csv"): _csv(result.rows),
+        out / f"{stem.name}_means.csv": _csv(
+            [
+                {"metric": k, "mean": v, "items": sum(r.get(k) is not None for r in result.rows)}
+                for k, v in result.means.items()
+            ]
+        ),
+    }
+    for path, text in files.items():
+        _write_atomic(path, text)
+    return list(files)
