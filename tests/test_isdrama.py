@@ -13,16 +13,17 @@ import torch
 from conftest import tone
 from scipy.signal import get_window, stft
 
-from speech_drame.audio import AudioError
+from speech_drame.audio import Audio, AudioError, load_audio
 from speech_drame.commands import isdrama as isdrama_command
 from speech_drame.features.spectral import mel_filterbank
+from speech_drame.protocols.isdrama.alignment import dtw_path
 from speech_drame.protocols.isdrama.character_error_rate import (
     character_error_rate,
     edit_distance,
 )
 from speech_drame.protocols.isdrama.f0_frame_error import f0_frame_error
 from speech_drame.protocols.isdrama.manifest import read_manifest
-from speech_drame.protocols.isdrama.protocol import score_dramas, score_sentences
+from speech_drame.protocols.isdrama.protocol import compare_f0, score_dramas, score_sentences
 from speech_drame.protocols.isdrama.spatial import (
     binaural_channels,
     delay_to_azimuth,
@@ -413,3 +414,58 @@ def test_cli_single_on_librivox_speech(tmp_path, capsys):
     assert report["means"]["cer"] == pytest.approx(np.mean([r["cer"] for r in report["rows"]]))
     means = (out / "isdrama_single_means.csv").read_text().splitlines()
     assert means[0] == "metric,mean,items" and len(means) == 4
+
+
+def _best_cost(cost: np.ndarray) -> float:
+    """Textbook DTW recursion, the reference for the anti-diagonal version."""
+    n, m = cost.shape
+    acc = np.full((n + 1, m + 1), np.inf)
+    acc[0, 0] = 0.0
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            acc[i, j] = cost[i - 1, j - 1] + min(acc[i - 1, j], acc[i, j - 1], acc[i - 1, j - 1])
+    return acc[n, m]
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (1, 6), (8, 11), (13, 5)])
+def test_dtw_path_is_optimal_and_monotone(shape):
+    cost = np.random.default_rng(sum(shape)).random(shape)
+    rows, cols = dtw_path(cost)
+    assert (rows[0], cols[0]) == (0, 0) and (rows[-1], cols[-1]) == (shape[0] - 1, shape[1] - 1)
+    steps = set(zip(np.diff(rows), np.diff(cols), strict=True))
+    assert steps <= {(1, 0), (0, 1), (1, 1)}
+    assert cost[rows, cols].sum() == pytest.approx(_best_cost(cost))
+    with pytest.raises(ValueError, match="finite, non-empty 2-D cost matrix"):
+        dtw_path(np.full((2, 2), np.nan))
+
+
+def _sung(segments: list[tuple[float, float]], seed: int = 0) -> Audio:
+    """16 kHz 'utterance': (f0 Hz or 0 for a pause, seconds) segments of a harmonic complex."""
+    rng = np.random.default_rng(seed)
+    parts = []
+    for f0, seconds in segments:
+        t = np.arange(int(seconds * 16_000)) / 16_000
+        voiced = sum(np.sin(2 * np.pi * k * f0 * t) / k for k in range(1, 6)) if f0 else 0 * t
+        parts.append(0.2 * voiced + 1e-3 * rng.standard_normal(t.size))
+    return load_audio((np.concatenate(parts).astype(np.float32), 16_000))
+
+
+def test_ffe_with_dtw_alignment_of_a_slower_rendition():
+    from speech_drame.features.common import samples_16k
+    from speech_drame.features.prosody import FRAME_MS, f0_contour
+
+    def track(audio):
+        return f0_contour(samples_16k(audio, "FFE"))
+
+    ref = _sung([(0, 0.2), (140, 0.4), (0, 0.2), (220, 0.4), (0, 0.2)])
+    slower = _sung([(0, 0.26), (140, 0.52), (0, 0.26), (220, 0.52), (0, 0.26)], seed=1)
+    off_key = _sung([(0, 0.26), (140, 0.52), (0, 0.26), (330, 0.52), (0, 0.26)], seed=1)
+    period = FRAME_MS / 1000
+    aligned = compare_f0(ref, slower, track, align="dtw", frame_period=period)
+    by_index = compare_f0(ref, slower, track, align="length")
+    wrong = compare_f0(ref, off_key, track, align="dtw", frame_period=period)
+    assert aligned.ffe < 0.05 and by_index.ffe > 3 * aligned.ffe
+    assert wrong.gross_pitch_errors > 20 and wrong.ffe > aligned.ffe + 0.15
+    assert aligned.frames >= len(track(slower))  # a path covers every frame of both
+    with pytest.raises(ValueError, match="frame_period must be the F0 tracker's hop"):
+        compare_f0(ref, slower, track, align="dtw", frame_period=0.005)

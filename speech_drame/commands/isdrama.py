@@ -12,13 +12,14 @@ def _sentence_models() -> dict:
 
     from ..features.asr import transcribe
     from ..features.common import samples_16k
-    from ..features.prosody import f0_contour
+    from ..features.prosody import FRAME_MS, f0_contour
     from ..features.speaker import speaker_embedding
 
     return {
         "transcribe": lambda audio: transcribe(audio).text,
         "embed_speaker": lambda audio: np.asarray(speaker_embedding(audio).embedding),
         "track_f0": lambda audio: f0_contour(samples_16k(audio, "FFE")),
+        "frame_period": FRAME_MS / 1000,
     }
 
 
@@ -32,7 +33,10 @@ def run(args: argparse.Namespace) -> int:
         entries = read_manifest(args.manifest)
         if args.protocol == "single":
             result = score_sentences(
-                entries, length_tolerance=args.length_tolerance, **_sentence_models()
+                entries,
+                length_tolerance=args.length_tolerance,
+                align=args.align,
+                **_sentence_models(),
             )
         else:
             embedder = None
@@ -87,6 +91,14 @@ def register(subparsers) -> None:
             help="allowed generated/reference duration difference in seconds (default 0.1)",
         )
         sub.set_defaults(func=run)
+        if name == "single":
+            sub.add_argument(
+                "--align",
+                choices=("length", "dtw"),
+                default="length",
+                help="FFE frames: 'length' needs equal durations (within --length-tolerance); "
+                "'dtw' aligns any durations on log-mel frames",
+            )
         if name == "drama":
             sub.add_argument(
                 "--floor-db",

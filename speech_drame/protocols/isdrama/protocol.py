@@ -10,7 +10,9 @@ Rules (the paper keeps the protocols apart; we enforce it):
   column 1 = right) at the same sample rate; they are analysed at 48 kHz.
 - Generated and reference audio must last the same time within ``length_tolerance`` seconds;
   the longer one is then cut to the shorter and the difference is reported per row
-  (``length_difference_s``). Larger differences raise: align the audio first.
+  (``length_difference_s``). Larger differences raise: align the audio first, or, for the
+  sentence protocol, ask for explicit alignment (``align="dtw"``: FFE over the frame pairs of
+  a log-mel DTW path, see :mod:`.alignment`).
 
 Corpus means are unweighted means of the per-item values.
 """
@@ -29,8 +31,9 @@ from typing import Any
 import numpy as np
 
 from speech_drame.audio import Audio, load_audio, probe_seconds, resample
+from speech_drame.protocols.isdrama.alignment import align_frames
 from speech_drame.protocols.isdrama.character_error_rate import character_error_rate
-from speech_drame.protocols.isdrama.f0_frame_error import f0_frame_error
+from speech_drame.protocols.isdrama.f0_frame_error import F0FrameError, f0_frame_error
 from speech_drame.protocols.isdrama.manifest import ManifestEntry
 from speech_drame.protocols.isdrama.spatial import (
     ANALYSIS_SR,
@@ -48,6 +51,7 @@ LENGTH_TOLERANCE = 0.1  # seconds
 Transcriber = Callable[[Audio], str]  # 16 kHz mono audio -> transcript
 SpeakerEmbedder = Callable[[Audio], np.ndarray]  # 16 kHz mono audio -> 1-D embedding
 F0Tracker = Callable[[Audio], np.ndarray]  # 16 kHz mono audio -> F0 Hz per frame, 0 unvoiced
+ALIGNMENTS = ("length", "dtw")
 
 SENTENCE_METRICS = ("cer", "sim", "ffe")
 DRAMA_METRICS = ("ipd_mae", "ild_mae", "ang_cos", "dis_cos", "azimuth_mae_deg", "side_agreement")
@@ -102,6 +106,42 @@ def _aligned_length(
     return min(gen, ref)
 
 
+def compare_f0(
+    reference: Audio,
+    generated: Audio,
+    track_f0: F0Tracker,
+    *,
+    align: str = "length",
+    frame_period: float = 0.01,
+) -> F0FrameError:
+    """FFE of two mono clips' F0 tracks: over the shorter track (``align="length"``; checking
+    durations is the caller's job) or along a log-mel DTW path (``align="dtw"``), for which
+    ``frame_period`` must be the tracker's hop in seconds."""
+    if align not in ALIGNMENTS:
+        raise ValueError(f"align must be one of {ALIGNMENTS}, got {align!r}")
+    f0_gen, f0_ref = np.asarray(track_f0(generated)), np.asarray(track_f0(reference))
+    if align == "length":
+        frames = min(len(f0_gen), len(f0_ref))
+        return f0_frame_error(f0_ref[:frames], f0_gen[:frames])
+    if reference.sample_rate != generated.sample_rate:
+        raise ValueError(
+            f"{generated.source} ({generated.sample_rate} Hz) and {reference.source} "
+            f"({reference.sample_rate} Hz): DTW needs one sample rate"
+        )
+    ref_idx, gen_idx = align_frames(
+        reference.samples, generated.samples, reference.sample_rate, frame_period
+    )
+    for audio, track, idx in ((generated, f0_gen, gen_idx), (reference, f0_ref, ref_idx)):
+        if abs(len(track) - (idx[-1] + 1)) > 1:
+            raise ValueError(
+                f"{audio.source}: F0 track has {len(track)} frames but {idx[-1] + 1} frames of "
+                f"{frame_period} s were aligned: frame_period must be the F0 tracker's hop"
+            )
+    return f0_frame_error(
+        f0_ref[np.minimum(ref_idx, len(f0_ref) - 1)], f0_gen[np.minimum(gen_idx, len(f0_gen) - 1)]
+    )
+
+
 def score_sentences(
     entries: Iterable[ManifestEntry],
     *,
@@ -109,15 +149,23 @@ def score_sentences(
     embed_speaker: SpeakerEmbedder,
     track_f0: F0Tracker,
     length_tolerance: float = LENGTH_TOLERANCE,
+    align: str = "length",
+    frame_period: float = 0.01,
 ) -> ProtocolResult:
     """Single-sentence protocol: CER (ASR vs script), SIM (vs prompt audio), FFE (vs reference).
 
-    F0 tracks of generated and reference audio are compared frame by frame over the shorter
-    track, after the duration check described in the module docstring.
+    ``align="length"`` compares the F0 tracks frame by frame over the shorter one, after the
+    duration check described in the module docstring; ``align="dtw"`` compares them along a
+    DTW path (any durations), which needs the tracker's hop as ``frame_period`` seconds.
     """
-    result = ProtocolResult(
-        "single", SENTENCE_METRICS, {"length_tolerance_s": length_tolerance, "sample_rate": 16_000}
-    )
+    if align not in ALIGNMENTS:
+        raise ValueError(f"align must be one of {ALIGNMENTS}, got {align!r}")
+    settings: dict[str, Any] = {"sample_rate": 16_000, "align": align}
+    if align == "length":
+        settings["length_tolerance_s"] = length_tolerance
+    else:
+        settings["frame_period_s"] = frame_period
+    result = ProtocolResult("single", SENTENCE_METRICS, settings)
     for entry in entries:
         _require_type(entry, "sentence", "single-sentence")
         seconds = probe_seconds(entry.generated)
@@ -128,13 +176,12 @@ def score_sentences(
                 "drama protocol"
             )
         gen, ref, prompt = (load_audio(p) for p in (entry.generated, entry.reference, entry.prompt))
-        _aligned_length(
-            len(gen.samples), len(ref.samples), gen.sample_rate, length_tolerance, entry
-        )
+        if align == "length":
+            _aligned_length(
+                len(gen.samples), len(ref.samples), gen.sample_rate, length_tolerance, entry
+            )
         transcript = transcribe(gen)
-        f0_gen, f0_ref = np.asarray(track_f0(gen)), np.asarray(track_f0(ref))
-        frames = min(len(f0_gen), len(f0_ref))
-        ffe = f0_frame_error(f0_ref[:frames], f0_gen[:frames])
+        ffe = compare_f0(ref, gen, track_f0, align=align, frame_period=frame_period)
         result.rows.append(
             {
                 "id": entry.id,
