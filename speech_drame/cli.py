@@ -10,7 +10,7 @@ import argparse
 import importlib
 import sys
 
-COMMANDS = ("build", "summary", "isdrama")
+COMMANDS = ("build", "summary", "isdrama", "score")
 
 
 def build_parser() -> argparse.ArgumentParser:

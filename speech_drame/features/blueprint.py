@@ -2,8 +2,8 @@
 
 :func:`extract_blueprint` builds one record; :func:`extract_blueprints` a batch, with a
 progress bar, the on-disk cache (a rerun only reads JSON), one thread per core for uncached
-clips (the models release the GIL), and per-clip failures reported instead of aborting the batch. Later protocols (TRACE's
-textual blueprint, the LiteScorer) read these records.
+clips (the models release the GIL), and per-clip failures reported instead of aborting the
+batch. Later protocols (TRACE's textual blueprint, the LiteScorer) read these records.
 """
 
 from __future__ import annotations
@@ -67,8 +67,8 @@ class Blueprint:
 
     @property
     def words_per_second(self) -> float:
-        """Speaking rate: recognised words per second of detected speech."""
-        return self.transcript.n_words / self.voice_activity.speech_seconds
+        """Speech rate: recognised words per second of the clip (pauses included)."""
+        return self.transcript.n_words / self.seconds
 
     def to_dict(self) -> dict[str, Any]:
         return {"blueprint_version": BLUEPRINT_VERSION, **asdict(self)}

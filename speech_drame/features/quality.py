@@ -1,11 +1,12 @@
 """Speech quality: DNSMOS P.835 (SIG, BAK, OVRL) and P.808 MOS from the ``speechmos`` ONNX models.
 
-The models score 9.01 s windows. As in Microsoft's reference script (and ``speechmos.dnsmos``),
-a shorter clip is repeated until it fills a window (scored once). Unlike it, a longer clip is covered by
-the fewest non-overlapping windows (the last one aligned to the clip's end) instead of windows
-every second: a 30 s clip costs 4 model runs instead of 22. On a single-window clip the values
-equal ``speechmos.dnsmos.run`` (checked in the tests). The P.808 log-mel input is computed with
-:mod:`speech_drame.features.spectral` (librosa-identical, without librosa's numba start-up).
+The models score 9.01 s windows. As in Microsoft's reference script (and
+``speechmos.dnsmos``), a shorter clip is repeated until it fills a window (scored once).
+Unlike it, a longer clip is covered by the fewest non-overlapping windows (the last one
+aligned to the clip's end) instead of windows every second: a 30 s clip costs 4 model runs
+instead of 22. On a single-window clip the values equal ``speechmos.dnsmos.run`` (checked in
+the tests). The P.808 log-mel input is computed with :mod:`speech_drame.features.spectral`
+(librosa-identical, without librosa's numba start-up).
 """
 
 from __future__ import annotations

@@ -80,7 +80,7 @@ def mel_spectrogram(
 
 
 def power_to_db(spec: np.ndarray, top_db: float = 80.0, amin: float = 1e-10) -> np.ndarray:
-    """``librosa.power_to_db(spec, ref=np.max)``: dB relative to the maximum, floored at ``-top_db``."""
+    """``librosa.power_to_db(spec, ref=np.max)``: dB re the maximum, floored at ``-top_db``."""
     log_spec = 10.0 * np.log10(np.maximum(amin, spec))
     log_spec -= 10.0 * np.log10(max(amin, float(spec.max())))
     return np.maximum(log_spec, log_spec.max() - top_db)

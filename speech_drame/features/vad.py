@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from speech_drame.audio import Audio, AudioError
+from speech_drame.audio import Audio
 from speech_drame.features.common import require, samples_16k
 
 NAME = "vad"
-VERSION = "silero-6.2.3-1"
+VERSION = "silero-6.2.3-2"
 SR = 16_000
 
 
@@ -25,7 +25,9 @@ class VoiceActivity:
     """Speech segments (seconds) and the timing statistics derived from them.
 
     ``pause_ratio`` is the share of the span from the first to the last speech sample that
-    is silent; ``speech_ratio`` the share of the whole clip that is speech.
+    is silent; ``speech_ratio`` the share of the whole clip that is speech. A clip in which
+    silero hears no speech (e.g. speech buried in noise) is a valid measurement: no
+    segments, ratios and pauses 0, the whole clip counted as leading silence.
     """
 
     segments: list[tuple[float, float]]
@@ -54,18 +56,16 @@ def voice_activity(audio: Audio) -> VoiceActivity:
     """Silero speech segments of the clip and pause statistics.
 
     Raises:
-        AudioError: audio not 16 kHz mono, or no speech found.
+        AudioError: audio not 16 kHz mono.
     """
     x = samples_16k(audio, "voice activity detection")
     model, to_timestamps = _model()
     probs = model.audio_forward(x, sampling_rate=SR)
     stamps = to_timestamps([float(p) for p in probs], sampling_rate=SR, audio_length_samples=len(x))
-    if not stamps:
-        raise AudioError(audio.source, "no speech found by silero-vad")
     segments = [(s["start"] / SR, s["end"] / SR) for s in stamps]
     total = len(x) / SR
     speech = sum(e - s for s, e in segments)
-    span = segments[-1][1] - segments[0][0]
+    span = segments[-1][1] - segments[0][0] if segments else 0.0
     gaps = [b[0] - a[1] for a, b in zip(segments, segments[1:], strict=False)]
     return VoiceActivity(
         segments=segments,
@@ -74,6 +74,6 @@ def voice_activity(audio: Audio) -> VoiceActivity:
         pause_ratio=float(np.clip(1 - speech / span, 0.0, 1.0)) if span > 0 else 0.0,
         pauses_per_minute=60.0 * len(gaps) / total,
         mean_pause_s=float(np.mean(gaps)) if gaps else 0.0,
-        leading_silence_s=segments[0][0],
-        trailing_silence_s=max(0.0, total - segments[-1][1]),
+        leading_silence_s=segments[0][0] if segments else total,
+        trailing_silence_s=max(0.0, total - segments[-1][1]) if segments else 0.0,
     )

@@ -1,0 +1,119 @@
+"""`speech-drame score`: tables, JSON, folders, failures and exit status."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from speech_drame.cli import main
+from speech_drame.features.blueprint import extract_blueprints
+from speech_drame.scorers.lite import TrainingOptions, train_lite_scorer
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+LIBRIVOX = Path("/usr/share/pocketsphinx/test/data/librivox")
+QUESTION = "You narrate a Regency novel about the Dashwood family. You say:"
+REALISM = {
+    "profile": "John Dashwood, a cautious, rather selfish gentleman",
+    "scene": "John weighs how much to give his stepmother and sisters",
+    "traits": "Calm, Reserved",
+}
+SR = 16_000
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory) -> dict[str, Path]:
+    """Clips (clean and noisy LibriVox) and a tiny scorer per mode trained on them."""
+    if not LIBRIVOX.is_dir():
+        pytest.skip("Debian package pocketsphinx-testdata is not installed")
+    root = tmp_path_factory.mktemp("score_cli")
+    clips = root / "clips"
+    clips.mkdir()
+    rng = np.random.default_rng(0)
+    paths, noisy = [], []
+    for wav in sorted(LIBRIVOX.glob("*.wav")):
+        x, _ = sf.read(wav, dtype="float32")
+        for is_noisy in (False, True):
+            y = x + (0.1 * rng.standard_normal(len(x))).astype(np.float32) if is_noisy else x
+            path = clips / f"{wav.stem[-4:]}{'_noisy' if is_noisy else ''}.wav"
+            sf.write(path, 0.9 * y / np.abs(y).max(), SR)
+            paths.append(str(path))
+            noisy.append(is_noisy)
+    cache = root / "cache"
+    scorers = root / "scorers"
+    for mode, ctx in (("archetype", {"question": QUESTION}), ("realism", REALISM)):
+        batch = extract_blueprints(paths, [ctx] * len(paths), cache, progress=False)
+        assert not batch.errors
+        quality = [[2, 1, 2] if n else [5, 4, 5] for n in noisy]
+        labels = (
+            {"audio_quality": quality, "content_pass": [[True, True, not n] for n in noisy]}
+            if mode == "archetype"
+            else {"pitch_variation": quality, "local_story_fit": [[3, 4, None] for _ in noisy]}
+        )
+        train_lite_scorer(batch.blueprints, labels, mode, TrainingOptions(epochs=30)).save(
+            scorers / mode
+        )
+    return {"clips": clips, "cache": cache, "scorers": scorers}
+
+
+def _score(setup, capsys, *args: str) -> tuple[int, str, str]:
+    common = ["--scorer", str(setup["scorers"]), "--cache-dir", str(setup["cache"]), "--quiet"]
+    status = main(["score", *args, *common])
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+def test_archetype_json_has_every_dimension_distribution_and_pass(setup, capsys) -> None:
+    clip = str(setup["clips"] / "0870.wav")
+    status, out, err = _score(
+        setup, capsys, clip, "--mode", "archetype", "--question", QUESTION, "--json"
+    )
+    assert status == 0, err
+    (row,) = json.loads(out)
+    assert row["source"] == clip and "dashwood" in row["transcript"].lower()
+    assert 0.0 <= row["content_pass"] <= 1.0
+    assert set(row["scores"]) == {"audio_quality"} == set(row["distributions"])
+    dist = row["distributions"]["audio_quality"]
+    assert len(dist) == 5 and sum(dist) == pytest.approx(1.0)
+    assert row["scores"]["audio_quality"] == pytest.approx(float(np.dot(dist, [1, 2, 3, 4, 5])))
+
+
+def test_realism_table_for_a_folder(setup, capsys) -> None:
+    ctx = [f"--{k}={v}" for k, v in REALISM.items()]
+    status, out, err = _score(setup, capsys, str(setup["clips"]), "--mode", "realism", *ctx)
+    assert status == 0, err
+    assert out.count("transcript:") == 10
+    assert "Pitch Variation" in out and "Local Scene Fit" in out and "Content Pass" not in out
+
+
+def test_a_bad_clip_is_reported_and_the_others_are_scored(setup, capsys, tmp_path) -> None:
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    shutil.copy(setup["clips"] / "0930.wav", folder / "good.wav")
+    (folder / "broken.wav").write_bytes(b"RIFF not really a wav file")
+    sf.write(folder / "silent.wav", np.zeros(SR, dtype=np.float32), SR)
+    status, out, err = _score(
+        setup, capsys, str(folder), "--mode", "archetype", "--question", QUESTION, "--json"
+    )
+    assert status == 1
+    rows = {Path(r["source"]).name: r for r in json.loads(out)}
+    assert "scores" in rows["good.wav"]
+    assert "unreadable audio" in rows["broken.wav"]["error"]
+    assert "digital silence" in rows["silent.wav"]["error"]
+    assert "2 of 3 clip(s) could not be scored" in err and "broken.wav" in err
+
+
+def test_missing_context_or_scorer_is_a_usage_error(setup, capsys, tmp_path) -> None:
+    clip = str(setup["clips"] / "0870.wav")
+    status, _, err = _score(setup, capsys, clip, "--mode", "realism", "--profile", "x")
+    assert status == 2 and "--scene --traits" in err
+    status = main(
+        ["score", clip, "--mode", "archetype", "--question", "q", "--scorer", str(tmp_path)]
+    )
+    assert status == 2 and "no trained archetype LiteScorer" in capsys.readouterr().err
