@@ -1,0 +1,56 @@
+"""Strict reading of the JSON verdicts the pairwise protocols ask chat judges for.
+
+Shared by TRACE and SpeechParaling-Bench. The assistant text must be one JSON object
+(a single markdown code fence around it is allowed, as in :mod:`speech_drame.judges.parse`);
+a refusal, an empty answer, a failed request or anything else is a :class:`VerdictError` that
+the protocols count as a failure, never replace by a default.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from speech_drame.judges.client import ChatClient, JudgeRequestError
+from speech_drame.judges.parse import _FENCE, AnswerError, message_text
+
+
+class VerdictError(ValueError):
+    """A verdict that cannot be used; ``raw`` keeps the answer text when there was one."""
+
+    def __init__(self, reason: str, raw: str | None = None):
+        self.reason, self.raw = reason, raw
+        super().__init__(reason)
+
+
+def json_object(text: str) -> dict[str, Any]:
+    """``text`` as a JSON object (optionally inside one code fence), else :class:`VerdictError`."""
+    stripped = text.strip()
+    if fence := _FENCE.match(stripped):
+        stripped = fence.group(1).strip()
+    try:
+        data = json.loads(stripped)
+    except json.JSONDecodeError as exc:
+        raise VerdictError(f"not valid JSON ({exc.msg} at char {exc.pos})", text) from None
+    if not isinstance(data, dict):
+        raise VerdictError(f"expected a JSON object, got {type(data).__name__}", text)
+    return data
+
+
+def ask_json(client: ChatClient, payload: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """Send ``payload``; return the answer text and its JSON object.
+
+    Raises:
+        VerdictError: the request failed for good, the model refused or answered nothing,
+            or the answer is not a JSON object.
+    """
+    try:
+        response = client.complete(dict(payload))
+    except JudgeRequestError as exc:
+        raise VerdictError(f"request failed: {exc.reason}") from None
+    try:
+        raw = message_text(response.body)
+    except AnswerError as exc:
+        raise VerdictError(exc.reason) from None
+    return raw, json_object(raw)

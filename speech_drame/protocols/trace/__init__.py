@@ -1,0 +1,7 @@
+"""TRACE: dimension-first pairwise judging over a textual blueprint of audio cues, with typed ties.
+
+- :mod:`.labels`: the label space {1, 2, both_good, both_bad} and the two fusion policies;
+- :mod:`.blueprint`: the per-response blueprint (content, voice quality, paralinguistics);
+- :mod:`.judges`: the offline rule judge and the chat (text LLM) judge;
+- :mod:`.hcot`: the HCoT label loader and evaluation against it.
+"""

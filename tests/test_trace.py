@@ -1,0 +1,374 @@
+"""TRACE: typed-tie fusion, HCoT loading and evaluation, rule and chat judges, end to end."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.metrics import cohen_kappa_score
+from test_judges import JudgeServer, chat_body, reply, server  # noqa: F401  (server: fixture)
+
+from speech_drame.features.cache import FeatureCache
+from speech_drame.judges import ChatClient
+from speech_drame.protocols.chat_answers import VerdictError
+from speech_drame.protocols.trace.hcot import (
+    PairLabels,
+    evaluate,
+    load_labels,
+    reconstruct_overall,
+    write_labels,
+)
+from speech_drame.protocols.trace.judges import (
+    ChatTraceJudge,
+    RuleJudge,
+    typed_decision,
+)
+from speech_drame.protocols.trace.labels import LABELS, fuse, parse_label
+
+CODE = {"1": "1", "2": "2", "G": "both_good", "B": "both_bad"}
+# Expected overall label for (content, paralinguistics) over voice quality = 1, 2, G, B,
+# written from the rules: both_bad on content or paralinguistics dominates in both policies.
+CONTENT_FIRST = {
+    # content decides; a content tie goes to paralinguistics, then to voice quality
+    ("1", "1"): "1111", ("1", "2"): "1111", ("1", "G"): "1111",
+    ("2", "1"): "2222", ("2", "2"): "2222", ("2", "G"): "2222",
+    ("G", "1"): "1111", ("G", "2"): "2222", ("G", "G"): "12GG",
+}  # fmt: skip
+ACCEPTABILITY_CAP = {
+    # content and paralinguistics gate equally; conflicting gate winners -> nobody may win
+    ("1", "1"): "1111", ("1", "2"): "BBBB", ("1", "G"): "1111",
+    ("2", "1"): "BBBB", ("2", "2"): "2222", ("2", "G"): "2222",
+    ("G", "1"): "1111", ("G", "2"): "2222", ("G", "G"): "12GG",
+}  # fmt: skip
+
+
+def expected_overall(table: dict, c: str, vq: str, p: str) -> str:
+    if "B" in (c, p):
+        return "both_bad"
+    return CODE[table[(c, p)]["12GB".index(vq)]]
+
+
+@pytest.mark.parametrize(
+    "policy,table",
+    [("content_first", CONTENT_FIRST), ("acceptability_cap", ACCEPTABILITY_CAP)],
+)
+def test_fusion_covers_every_combination_of_the_label_space(policy, table):
+    combos = list(itertools.product("12GB", repeat=3))
+    assert len(combos) == 64
+    for c, vq, p in combos:
+        got = fuse(CODE[c], CODE[vq], CODE[p], policy)
+        assert got == expected_overall(table, c, vq, p), (policy, c, vq, p)
+
+
+def test_policies_differ_only_on_conflicting_content_and_paralinguistics():
+    differ = [
+        combo
+        for combo in itertools.product(LABELS, repeat=3)
+        if fuse(*combo, "content_first") != fuse(*combo, "acceptability_cap")
+    ]
+    assert sorted({(c, p) for c, _, p in differ}) == [("1", "2"), ("2", "1")]
+    assert len(differ) == 8
+
+
+def test_labels_are_parsed_strictly():
+    assert parse_label(1) == "1" and parse_label("both_good") == "both_good"
+    for bad in ("tie", "both-good", 0, 3, True, None, "1.0"):
+        with pytest.raises(ValueError, match="is not one of"):
+            parse_label(bad, "x")
+    with pytest.raises(ValueError, match="unknown fusion policy"):
+        fuse("1", "1", "1", "majority")  # type: ignore[arg-type]
+
+
+def test_hcot_loader_reads_the_published_format_and_names_bad_lines(tmp_path):
+    good = tmp_path / "hcot.jsonl"
+    rows = [
+        {"id": "a", "content": "1", "voice_quality": "both_good", "paralinguistics": "2",
+         "overall": "1"},
+        {"content": "both_bad", "voice_quality": "2", "paralinguistics": "both_bad",
+         "overall": "both_bad"},
+    ]  # fmt: skip
+    good.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    pairs = load_labels(good)
+    assert [p.id for p in pairs] == ["a", "2"]
+    assert pairs[0].labels == {k: v for k, v in rows[0].items() if k != "id"}
+    assert load_labels(write_labels(pairs, tmp_path / "copy.jsonl")) == pairs
+
+    cases = {
+        "bad_label": ({**rows[0], "overall": "tie"}, r"bad\.jsonl:1 overall: 'tie'"),
+        "missing": ({"id": "x", "overall": "1"}, r"bad\.jsonl:1: missing content"),
+    }
+    for record, match in cases.values():
+        (tmp_path / "bad.jsonl").write_text(json.dumps(record) + "\n")
+        with pytest.raises(ValueError, match=match):
+            load_labels(tmp_path / "bad.jsonl")
+    (tmp_path / "dup.jsonl").write_text((json.dumps(rows[0]) + "\n") * 2)
+    with pytest.raises(ValueError, match="duplicate id 'a'"):
+        load_labels(tmp_path / "dup.jsonl")
+    overall_only = tmp_path / "overall.jsonl"
+    overall_only.write_text(json.dumps({"id": "a", "overall": "2"}) + "\n")
+    assert load_labels(overall_only, require_dimensions=False)[0].labels == {"overall": "2"}
+
+
+def random_labels(n: int, seed: int, policy: str = "content_first") -> list[PairLabels]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        c, vq, p = (LABELS[k] for k in rng.integers(0, 4, size=3))
+        labels = {"content": c, "voice_quality": vq, "paralinguistics": p}
+        out.append(PairLabels(f"p{i}", {**labels, "overall": fuse(c, vq, p, policy)}))
+    return out
+
+
+def perturb(pairs: list[PairLabels], share: float, seed: int) -> list[PairLabels]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for p in pairs:
+        labels = dict(p.labels)
+        for key in labels:
+            if rng.random() < share:
+                labels[key] = LABELS[rng.integers(0, 4)]
+        out.append(PairLabels(p.id, labels))
+    return out
+
+
+def test_evaluation_matches_reference_computations():
+    gold = random_labels(120, seed=1)
+    pred = perturb(gold, 0.35, seed=2)[:-5]  # five pairs without a usable verdict
+    other = perturb(gold, 0.5, seed=3)
+    ev = evaluate(pred, gold, other)
+
+    assert ev.n_gold == 120 and ev.n_evaluated == 115
+    assert ev.missing == [f"p{i}" for i in range(115, 120)]
+    kept = gold[:115]
+    for name in ("content", "voice_quality", "paralinguistics", "overall"):
+        g = [p[name] for p in kept]
+        q = [p[name] for p in pred]
+        assert ev.accuracy[name] == pytest.approx(
+            np.mean([a == b for a, b in zip(g, q, strict=True)])
+        )
+        assert ev.kappa[name] == pytest.approx(cohen_kappa_score(g, q))
+        assert ev.counts[name] == 115
+
+    g = [p["overall"] for p in kept]
+    q = [p["overall"] for p in pred]
+    o = [p["overall"] for p in other[:115]]
+    bad = [i for i, x in enumerate(g) if x == "both_bad"]
+    assert ev.winner_on_bad["n"] == len(bad) > 0
+    assert ev.winner_on_bad["rate"] == pytest.approx(np.mean([q[i] in ("1", "2") for i in bad]))
+    won = [i for i, x in enumerate(g) if x in ("1", "2")]
+    assert ev.winner_slice["accuracy"] == pytest.approx(np.mean([q[i] == g[i] for i in won]))
+    tied = [i for i, p in enumerate(kept) if p["content"] in ("both_good", "both_bad")]
+    assert ev.content_tie_resolution["rate"] == pytest.approx(
+        np.mean([q[i] in ("1", "2") for i in tied])
+    )
+    assert sum(sum(row.values()) for row in ev.confusion.values()) == 115
+
+    a = np.array([x == y for x, y in zip(q, g, strict=True)])
+    b = np.array([x == y for x, y in zip(o, g, strict=True)])
+    n01, n10 = int((a & ~b).sum()), int((~a & b).sum())
+    assert (ev.mcnemar["exact"]["b"], ev.mcnemar["exact"]["c"]) == (n01, n10)
+    assert ev.mcnemar["exact"]["pvalue"] == pytest.approx(
+        stats.binomtest(n01, n01 + n10, 0.5).pvalue
+    )
+    chi = (abs(n01 - n10) - 1) ** 2 / (n01 + n10)
+    assert ev.mcnemar["chi2"]["statistic"] == pytest.approx(chi)
+    assert ev.mcnemar["chi2"]["pvalue"] == pytest.approx(stats.chi2.sf(chi, 1))
+    assert ev.mcnemar["accuracy"] > ev.mcnemar["other_accuracy"]
+
+
+def test_evaluation_rejects_unknown_ids_and_handles_overall_only_judges():
+    gold = random_labels(10, seed=4)
+    with pytest.raises(ValueError, match="not in the gold labels"):
+        evaluate([PairLabels("zzz", {"overall": "1"})], gold)
+    overall_only = [PairLabels(p.id, {"overall": p["overall"]}) for p in gold]
+    ev = evaluate(overall_only, gold)
+    assert ev.accuracy == {"overall": 1.0} and ev.winner_on_bad["hits"] == 0
+
+
+def test_hand_counted_winner_on_bad_and_content_ties():
+    g = ["both_bad", "both_bad", "1", "2", "both_good"]
+    c = ["both_bad", "both_good", "1", "both_good", "2"]
+    gold = [
+        PairLabels(str(i), {"content": c[i], "voice_quality": "1", "paralinguistics": "1",
+                            "overall": g[i]})
+        for i in range(5)
+    ]  # fmt: skip
+    pred = [
+        PairLabels(str(i), {"overall": x}) for i, x in enumerate(["1", "both_bad", "1", "1", "2"])
+    ]
+    ev = evaluate(pred, gold)
+    assert ev.winner_on_bad == {"rate": 0.5, "hits": 1, "n": 2}
+    assert ev.winner_slice == {"accuracy": 0.5, "n": 2}
+    # human content ties: pairs 0, 1, 3 -> the judge named a winner on 0 and 3
+    assert ev.content_tie_resolution == {"rate": pytest.approx(2 / 3), "hits": 2, "n": 3}
+
+
+def test_logistic_model_reconstructs_fused_overall_but_not_noise():
+    gold = random_labels(400, seed=5)
+    fitted = reconstruct_overall(gold)
+    assert fitted["cv_accuracy"] > 0.9 and fitted["folds"] == 5
+    rng = np.random.default_rng(6)
+    noise = [PairLabels(p.id, {**p.labels, "overall": LABELS[rng.integers(0, 4)]}) for p in gold]
+    assert reconstruct_overall(noise)["cv_accuracy"] < 0.45
+
+
+# --- judges ------------------------------------------------------------------------------
+
+
+def test_typed_decision_follows_acceptability_then_comparison():
+    assert typed_decision(False, False, 5, 1, 0.1) == "both_bad"
+    assert typed_decision(False, True, 5, 1, 0.1) == "2"  # acceptability beats the score
+    assert typed_decision(True, True, 3.0, 3.05, 0.1) == "both_good"
+    assert typed_decision(True, True, 3.0, 3.5, 0.1) == "2"
+
+
+def blueprint_record(transcript="hello there friend", ovrl=3.2, f0_std=2.5, rate=4.0, rel=0.5):
+    return {  # words_per_s 2.5 is inside the accepted rate range
+        "duration_s": 2.0,
+        "content": {"transcript": transcript, "asr_avg_logprob": -0.3, "no_speech_prob": 0.01,
+                    "relevance": rel},
+        "voice_quality": {"dnsmos_sig": 3.5, "dnsmos_bak": 4.0, "dnsmos_ovrl": ovrl},
+        "paralinguistics": {
+            "f0_median_hz": 120.0, "f0_std_st": f0_std, "f0_range_st": 3 * f0_std,
+            "loudness_mean_db": -25.0, "loudness_std_db": 6.0, "loudness_range_db": 18.0,
+            "syllables_per_s": rate, "words_per_s": 2.5, "pause_ratio": 0.1,
+            "pauses_per_min": 10.0, "mean_pause_s": 0.3, "voiced_ratio": 0.6,
+            "f0_jitter_st": 0.2,
+        },
+    }  # fmt: skip
+
+
+def test_rule_judge_decides_each_dimension_from_the_blueprint():
+    judge = RuleJudge()
+    same = blueprint_record()
+    decisions, raw = judge.decide("say hello", same, same)
+    assert raw is None and {d.label for d in decisions.values()} == {"both_good"}
+    noisy = blueprint_record(ovrl=1.8)
+    off_topic = blueprint_record(rel=0.02)
+    monotone = blueprint_record(f0_std=0.1)
+    decisions, _ = judge.decide("say hello", noisy, same)
+    assert decisions["voice_quality"].label == "2" and decisions["content"].label == "both_good"
+    decisions, _ = judge.decide("say hello", same, off_topic)
+    assert decisions["content"].label == "1"
+    decisions, _ = judge.decide("say hello", monotone, monotone)
+    assert decisions["paralinguistics"].label == "both_bad"
+    livelier = blueprint_record(f0_std=6.0)  # expressiveness 8 vs 4.5: beyond the margin
+    decisions, _ = judge.decide("say hello", same, livelier)
+    assert decisions["paralinguistics"].label == "2"
+
+
+GOOD_ANSWER = {
+    "content": {"label": "1", "reason": "answers the question"},
+    "voice_quality": {"label": "both_good", "reason": "both clean"},
+    "paralinguistics": {"label": "both_bad", "reason": "both monotone"},
+}
+BAD_ANSWERS = {
+    "malformed": (chat_body('{"content": {"label": "1"'), r"not valid JSON"),
+    "refusal_text": (chat_body("I can't compare these."), r"not valid JSON"),
+    "refusal_field": (chat_body(None, refusal="Sorry, I cannot."), r"refusal: Sorry"),
+    "missing": (
+        chat_body(json.dumps({k: v for k, v in GOOD_ANSWER.items() if k != "voice_quality"})),
+        r"missing dimension 'voice_quality'",
+    ),
+    "bad_label": (
+        chat_body(json.dumps({**GOOD_ANSWER, "content": {"label": "tie", "reason": ""}})),
+        r"'tie' is not one of",
+    ),
+    "http_400": ({"error": "bad request"}, r"request failed: HTTP 400"),
+}
+
+
+def test_chat_judge_sends_textual_blueprints_and_reads_labels(server):  # noqa: F811
+    server.routes["good"] = lambda p, n: reply(
+        chat_body(f"```json\n{json.dumps(GOOD_ANSWER)}\n```")
+    )
+    judge = ChatTraceJudge(ChatClient(server.url, "good", timeout=5.0, max_retries=0))
+    decisions, raw = judge.decide("Tell me a joke, sounding cheerful.",
+                                  blueprint_record(), blueprint_record(ovrl=2.0))  # fmt: skip
+    assert {d: x.label for d, x in decisions.items()} == {
+        "content": "1", "voice_quality": "both_good", "paralinguistics": "both_bad"
+    }  # fmt: skip
+    assert decisions["paralinguistics"].reason == "both monotone" and "```json" in raw
+    payload = server.requests[0]
+    text = payload["messages"][1]["content"]
+    assert isinstance(text, str) and "OVRL 3.2" in text and "OVRL 2.0" in text
+    assert "Tell me a joke, sounding cheerful." in text and "overall" in text.lower()
+    assert payload["temperature"] == 0.0
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_ANSWERS))
+def test_chat_judge_failures_keep_their_reason(server, kind):  # noqa: F811
+    body, match = BAD_ANSWERS[kind]
+    status = 400 if kind == "http_400" else 200
+    server.routes[kind] = lambda p, n: reply(body, status)
+    judge = ChatTraceJudge(ChatClient(server.url, kind, timeout=5.0, max_retries=0))
+    with pytest.raises(VerdictError, match=match):
+        judge.decide("hi", blueprint_record(), blueprint_record())
+
+
+# --- end to end on the demo set ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    from speech_drame.protocols.trace.demo import build_demo
+
+    root = tmp_path_factory.mktemp("trace_demo")
+    manifest, hcot = build_demo(root)
+    return root, manifest, hcot
+
+
+def test_offline_trace_runs_end_to_end_and_reuses_the_feature_cache(demo):
+    from speech_drame.protocols.trace.demo import PAIRS
+    from speech_drame.protocols.trace.protocol import load_pairs, run_trace
+
+    root, manifest, hcot = demo
+    pairs = load_pairs(manifest)
+    gold = {p.id: p for p in load_labels(hcot)}
+    first = run_trace(pairs, RuleJudge(), "content_first", cache=root / "cache")
+    assert first.failures == {} and len(first.labels) == len(PAIRS)
+    for p in first.labels:
+        dims = [p[d] for d in ("content", "voice_quality", "paralinguistics")]
+        assert p["overall"] == fuse(*dims, "content_first")
+    # content decisions on right-vs-wrong pairs follow the construction
+    for (a, b), p in zip(PAIRS, first.labels, strict=True):
+        if a.right != b.right:
+            assert p["content"] == gold[p.id]["content"]
+        if a.clean != b.clean:
+            noisy = "1" if not a.clean else "2"
+            assert p["voice_quality"] != noisy
+    ev = evaluate(first.labels, list(gold.values()))
+    assert ev.n_evaluated == len(PAIRS) and ev.accuracy["content"] >= 5 / 6
+
+    cache = FeatureCache(root / "cache")
+    second = run_trace(pairs, RuleJudge(), "acceptability_cap", cache=cache)
+    assert cache.misses == 0 and cache.hits > 0  # every feature read back from the cache
+    assert second.blueprints == first.blueprints
+    for a, b in zip(first.labels, second.labels, strict=True):
+        assert {d: a[d] for d in ("content", "voice_quality", "paralinguistics")} == {
+            d: b[d] for d in ("content", "voice_quality", "paralinguistics")
+        }
+        assert b["overall"] == fuse(b["content"], b["voice_quality"], b["paralinguistics"],
+                                    "acceptability_cap")  # fmt: skip
+
+
+def test_unreadable_audio_and_bad_verdicts_are_counted_failures(demo, server):  # noqa: F811
+    from speech_drame.protocols.trace.protocol import Pair, load_pairs, run_trace
+
+    root, manifest, _ = demo
+    pairs = load_pairs(manifest)[:3]
+    broken = Pair("broken", "hi", str(root / "missing.wav"), pairs[0].audio_2)
+    answers = [json.dumps(GOOD_ANSWER), "not json", json.dumps(GOOD_ANSWER)]
+    server.routes["mixed"] = lambda p, n: reply(chat_body(answers[n]))
+    judge = ChatTraceJudge(ChatClient(server.url, "mixed", timeout=5.0, max_retries=0))
+    run = run_trace([*pairs, broken], judge, cache=root / "cache")
+    assert sorted(run.failures) == ["broken", pairs[1].id]
+    assert "missing.wav" in run.failures["broken"] and "audio_1" in run.failures["broken"]
+    assert "not valid JSON" in run.failures[pairs[1].id] and run.raw[pairs[1].id] == "not json"
+    assert [p.id for p in run.labels] == [pairs[0].id, pairs[2].id]
+    assert run.labels[0]["overall"] == "both_bad"  # paralinguistics both_bad dominates
+    assert server.count("mixed") == 3  # no request for the pair whose audio failed
+    assert "Response 1 blueprint" in server.requests[0]["messages"][1]["content"]
