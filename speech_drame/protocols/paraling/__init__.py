@@ -1,0 +1,9 @@
+"""SpeechParaling-Bench: paralinguistic-aware speech generation judged candidate vs baseline.
+
+- :mod:`.queries`: the query format (JSONL), the instruction builder and spoken queries;
+- :mod:`.judges`: presentation order, the chat (audio LLM) judge and the offline comparator;
+- :mod:`.scoring`: points, per-task and per-dimension scores, the baseline's weighted score,
+  position bias and rank agreement with humans;
+- :mod:`.protocol`: a run over queries and system responses;
+- :mod:`.demo`: a small demo query set and demo systems.
+"""

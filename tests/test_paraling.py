@@ -1,0 +1,363 @@
+"""SpeechParaling-Bench: queries, play order, scoring arithmetic, chat and offline judges."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import soundfile as sf
+from conftest import tone
+from scipy import stats
+from test_judges import JudgeServer, audio_parts, chat_body, decode_wav, reply, server  # noqa: F401
+
+from speech_drame.judges import ChatClient
+from speech_drame.protocols.paraling.judges import (
+    ChatPairJudge,
+    OfflineComparator,
+    presentation_orders,
+)
+from speech_drame.protocols.paraling.protocol import build_report, run_paraling
+from speech_drame.protocols.paraling.queries import (
+    Query,
+    build_query,
+    load_queries,
+    write_queries,
+)
+from speech_drame.protocols.paraling.scoring import (
+    Judgment,
+    group_scores,
+    position_bias,
+    weighted_baseline,
+    winner_role,
+)
+
+# --- queries -------------------------------------------------------------------------------
+
+
+def test_builder_uses_the_fixed_prefix_for_the_reading_tasks():
+    common = build_query({"id": "a", "task": "paralanguage_control", "subtask": "common",
+                          "sentence": "It is late.", "dimensions": {"emotion": "angry",
+                                                                     "volume": "loud"}})  # fmt: skip
+    assert common.instruction == (
+        "Please read this sentence with an angry emotion and a loud volume: It is late."
+    )
+    assert common.dimensions == ("emotion", "volume") and common.targets["volume"] == "loud"
+    abstract = build_query({"id": "b", "task": "paralanguage_control", "subtask": "abstract",
+                            "sentence": "Hi.", "style": "a sleepy, dreamy voice"})  # fmt: skip
+    assert abstract.instruction == "Please read this sentence in a sleepy, dreamy voice: Hi."
+    trans = build_query({"id": "c", "task": "dynamic_variation", "subtask": "transitional",
+                         "sentence": "Oh no.", "dimension": "emotion", "from": "calm",
+                         "to": "scared"})  # fmt: skip
+    assert trans.instruction == (
+        "Please read this sentence with the emotion changing from calm to scared: Oh no."
+    )
+    prog = build_query({"id": "d", "task": "dynamic_variation", "subtask": "progressive",
+                        "sentence": "Go.", "dimension": "speed", "from": "slow", "to": "fast",
+                        "direction": "increase"})  # fmt: skip
+    assert prog.instruction == (
+        "Please read this sentence with the speed increasing from slow to fast: Go."
+    )
+    situ = build_query({"id": "e", "task": "situational_adaptation", "utterance": " Ugh, again? ",
+                        "dimensions": {"attitude": "annoyed"}})  # fmt: skip
+    assert situ.instruction == "Ugh, again?" and situ.sentence == "" and situ.audio is None
+
+
+@pytest.mark.parametrize(
+    "spec,match",
+    [
+        ({"id": "x", "task": "karaoke"}, "no reading instruction"),
+        ({"id": "x", "task": "dynamic_variation", "subtask": "transitional", "sentence": "a",
+          "dimension": "pitch", "from": "high", "to": "high"}, "two distinct"),
+        ({"id": "x", "task": "dynamic_variation", "subtask": "progressive", "sentence": "a",
+          "dimension": "pitch", "from": "low", "to": "high", "direction": "up"}, "direction"),
+        ({"id": "x", "task": "paralanguage_control", "subtask": "common", "sentence": "",
+          "dimensions": {"speed": "fast"}}, "needs the sentence"),
+        ({"task": "paralanguage_control"}, "without an id"),
+    ],
+)  # fmt: skip
+def test_builder_rejects_incomplete_specs(spec, match):
+    with pytest.raises(ValueError, match=match):
+        build_query(spec)
+
+
+def test_query_files_round_trip_with_relative_audio(tmp_path):
+    q = build_query({"id": "e", "task": "situational_adaptation", "utterance": "Hello?",
+                     "dimensions": {"age": "child"}})  # fmt: skip
+    audio = tmp_path / "audio" / "e.wav"
+    audio.parent.mkdir()
+    sf.write(audio, tone(0.5), 16_000)
+    path = write_queries([Query(**{**q.to_dict(), "dimensions": ("age",), "audio": str(audio)})],
+                         tmp_path / "sub" / "queries.jsonl")  # fmt: skip
+    assert json.loads(path.read_text())["audio"] == "../audio/e.wav"
+    (back,) = load_queries(path)
+    assert back.audio is not None and sf.info(back.audio).frames == 8000
+    assert back.dimensions == ("age",) and back.instruction == "Hello?"
+    path.write_text(path.read_text() + path.read_text())
+    with pytest.raises(ValueError, match="duplicate query ids"):
+        load_queries(path)
+    path.write_text('{"id": "z", "task": "situational_adaptation", "dimensions": ["age"]}\n')
+    with pytest.raises(ValueError, match=r"queries\.jsonl:1: .*instruction"):
+        load_queries(path)
+
+
+# --- order -------------------------------------------------------------------------------
+
+
+def test_order_is_reproducible_balanced_and_seed_dependent():
+    ids = [f"q{i:02d}" for i in range(21)]
+    a = presentation_orders(ids, "model-x", seed=7)
+    assert a == presentation_orders(list(reversed(ids)), "model-x", seed=7)
+    assert sum(a.values()) == 10  # exactly half (rounded down) put the baseline first
+    assert a != presentation_orders(ids, "model-x", seed=8)
+    assert a != presentation_orders(ids, "model-y", seed=7)
+    # over many seeds every query is played baseline-first about half the time
+    share = np.mean([list(presentation_orders(ids, "m", s).values()) for s in range(400)], 0)
+    assert np.all(np.abs(share - 10 / 21) < 0.1)
+
+
+def test_winner_index_maps_back_to_the_systems():
+    assert winner_role(0, True) == winner_role(0, False) == "tie"
+    assert winner_role(1, True) == "baseline" and winner_role(2, True) == "candidate"
+    assert winner_role(1, False) == "candidate" and winner_role(2, False) == "baseline"
+    with pytest.raises(ValueError, match="not in 0, 1, 2"):
+        winner_role(3, True)
+
+
+# --- scoring -------------------------------------------------------------------------------
+
+
+def judgments(candidate, winners, task="paralanguage_control", dims=("emotion",)):
+    """Judgments with the given winners (None = failed verdict); even queries baseline first."""
+    out = []
+    for i, w in enumerate(winners):
+        baseline_first = i % 2 == 0
+        position = (
+            None
+            if w is None
+            else 0
+            if w == "tie"
+            else (1 if (w == "baseline") == baseline_first else 2)
+        )
+        out.append(
+            Judgment(
+                f"q{i}",
+                task,
+                dims,
+                candidate,
+                baseline_first,
+                w,
+                position,
+                error=None if w else "not valid JSON",
+            )
+        )
+    return out
+
+
+def test_points_ties_failures_and_the_weighted_baseline_by_hand():
+    # strong: 3 wins + 1 tie = 3.5 / 4; weak: 1 tie = 0.5 / 4 with one failed verdict excluded
+    js = judgments("strong", ["candidate", "candidate", "tie", "candidate"])
+    js += judgments("weak", ["baseline", "tie", "baseline", "baseline", None])
+    group = group_scores(js, lambda j: [j.task])["paralanguage_control"]
+    assert group["candidates"]["strong"] == {"points": 3.5, "n": 4, "failures": 0, "score": 87.5}
+    assert group["candidates"]["weak"] == {"points": 0.5, "n": 4, "failures": 1, "score": 12.5}
+    # baseline: 12.5 % against strong, 87.5 % against weak; weights 3.5/4 and 0.5/4
+    assert group["baseline"]["pairwise"] == {"strong": 12.5, "weak": 87.5}
+    assert group["baseline"]["weights"] == {"strong": 0.875, "weak": 0.125}
+    assert group["baseline"]["score"] == pytest.approx(12.5 * 0.875 + 87.5 * 0.125)  # 21.875
+    # the unweighted mean would be 50: beating a weak candidate counts for less
+    assert group["baseline"]["score"] < 50
+
+
+def test_weighted_baseline_edge_cases():
+    assert weighted_baseline({"a": 40.0, "b": 100.0}, {"a": 6.0, "b": 2.0}) == pytest.approx(
+        40 * 0.75 + 100 * 0.25
+    )
+    assert math.isnan(weighted_baseline({"a": 100.0}, {"a": 0.0}))
+    with pytest.raises(ValueError, match="candidates differ"):
+        weighted_baseline({"a": 1.0}, {"b": 1.0})
+    group = group_scores(judgments("a", ["baseline", "baseline"]), lambda j: ["all"])["all"]
+    assert math.isnan(group["baseline"]["score"]) and "undefined" in group["baseline"]["note"]
+
+
+def test_scores_stay_in_0_100_and_group_by_dimension():
+    rng = np.random.default_rng(0)
+    js = []
+    for c in ("a", "b", "c"):
+        outcomes = rng.choice(["baseline", "candidate", "tie"], size=30).tolist()
+        js += judgments(c, outcomes, dims=("emotion", "speed"))
+        js += judgments(c, outcomes[:10], task="dynamic_variation", dims=("pitch",))
+    report = build_report(js, "base")
+    for group in [*report["by_task"].values(), *report["by_dimension"].values()]:
+        scores = [s["score"] for s in group["candidates"].values()] + [group["baseline"]["score"]]
+        assert all(0.0 <= s <= 100.0 for s in scores)
+        assert sum(group["baseline"]["weights"].values()) == pytest.approx(1.0)
+    assert set(report["by_dimension"]) == {"emotion", "speed", "pitch"}
+    assert report["by_dimension"]["emotion"] == report["by_task"]["paralanguage_control"]
+    assert report["overall"]["candidates"]["a"]["n"] == 40
+
+
+def test_position_bias_counts_first_played_wins():
+    js = [
+        Judgment("1", "t", ("d",), "c", True, "baseline", 1),
+        Judgment("2", "t", ("d",), "c", False, "candidate", 1),
+        Judgment("3", "t", ("d",), "c", True, "candidate", 2),
+        Judgment("4", "t", ("d",), "c", False, "tie", 0),
+        Judgment("5", "t", ("d",), "c", True, error="refusal"),
+    ]
+    bias = position_bias(js)
+    assert bias == {"n": 4, "first_wins": 2, "second_wins": 1, "ties": 1,
+                    "first_win_rate": pytest.approx(2 / 3), "baseline_first_share": 0.5}  # fmt: skip
+
+
+def test_human_ranking_agreement_is_spearman_over_the_rated_systems():
+    rng = np.random.default_rng(3)
+    js = []
+    for c in ("a", "b", "c", "d"):
+        js += judgments(c, rng.choice(["baseline", "candidate", "tie"], size=20).tolist())
+    overall = build_report(js, "base")["overall"]
+    auto = {**{c: s["score"] for c, s in overall["candidates"].items()},
+            "base": overall["baseline"]["score"]}  # fmt: skip
+    human = {"a": 3.0, "b": 1.0, "c": 4.0, "d": 2.0, "base": 2.5}
+    got = build_report(js, "base", human)["human_agreement"]
+    names = sorted(human)
+    ref = stats.spearmanr([auto[k] for k in names], [human[k] for k in names]).statistic
+    assert got["spearman"] == pytest.approx(ref) and got["n_systems"] == 5
+    with pytest.raises(ValueError, match="did not score"):
+        build_report(js, "base", {"zzz": 1.0, "a": 2.0})
+
+
+# --- chat judge --------------------------------------------------------------------------
+
+VERDICT = {
+    "analysis": "Response 1 rises in pitch at 0.4-0.9 s; response 2 stays flat throughout.",
+    "response_1": {"content": 3, "fluency": 2, "paralinguistics": 3},
+    "response_2": {"content": 3, "fluency": 3, "paralinguistics": 1},
+    "winner": 1,
+}
+BAD_VERDICTS = {
+    "malformed": chat_body('{"analysis": "x", "winner": '),
+    "refusal_text": chat_body("Sorry, I can't evaluate audio."),
+    "refusal_field": chat_body(None, refusal="I cannot help with that."),
+    "winner_out_of_range": chat_body(json.dumps({**VERDICT, "winner": 3})),
+    "winner_missing": chat_body(json.dumps({k: v for k, v in VERDICT.items() if k != "winner"})),
+    "rating_out_of_range": chat_body(
+        json.dumps({**VERDICT, "response_2": {**VERDICT["response_2"], "fluency": 4}})
+    ),
+    "empty": chat_body(""),
+}
+
+
+@pytest.fixture
+def tiny_responses(tmp_path):
+    """Two queries; the baseline answers with 1.0 s clips, the candidate with 1.5 s clips."""
+    queries = [
+        build_query({"id": "p1", "task": "paralanguage_control", "subtask": "common",
+                     "sentence": "Hello there.", "dimensions": {"pitch": "high"}}),
+        build_query({"id": "s1", "task": "situational_adaptation", "utterance": "I lost my keys.",
+                     "dimensions": {"emotion": "anxious"}}),
+    ]  # fmt: skip
+    sf.write(tmp_path / "s1.wav", tone(0.5), 16_000)
+    queries[1] = Query(**{**queries[1].to_dict(), "dimensions": ("emotion",),
+                          "audio": str(tmp_path / "s1.wav")})  # fmt: skip
+    for system, seconds in (("base", 1.0), ("cand", 1.5)):
+        (tmp_path / system).mkdir()
+        for q in queries:
+            sf.write(tmp_path / system / f"{q.id}.wav", tone(seconds), 16_000)
+    return queries, tmp_path
+
+
+def test_chat_judge_plays_in_the_recorded_order_and_maps_the_winner_back(server, tiny_responses):  # noqa: F811
+    queries, root = tiny_responses
+    server.routes["good"] = lambda p, n: reply(chat_body(json.dumps(VERDICT)))
+    judge = ChatPairJudge(ChatClient(server.url, "good", timeout=5.0, max_retries=0))
+    for seed in range(6):  # find a seed that plays the two queries in different orders
+        orders = presentation_orders(["p1", "s1"], "cand", seed)
+        if orders["p1"] != orders["s1"]:
+            break
+    run = run_paraling(queries, root, "base", ["cand"], judge, seed=seed)
+    assert run.report["n_failures"] == 0 and len(server.requests) == 2
+    for j, payload in zip(run.judgments, server.requests, strict=True):
+        parts = audio_parts(payload)
+        lengths = [len(decode_wav(p)[0]) / 16_000 for p in parts]
+        played = lengths[-2:]
+        assert played == ([1.0, 1.5] if j.baseline_first else [1.5, 1.0])
+        assert len(parts) == (3 if j.query_id == "s1" else 2)  # the spoken query goes first
+        # the judge named the first-played response
+        assert j.winner == ("baseline" if j.baseline_first else "candidate")
+        first = "baseline" if j.baseline_first else "candidate"
+        assert j.ratings[first] == VERDICT["response_1"] and j.grounded
+    text = "".join(p.get("text", "") for p in server.requests[0]["messages"][1]["content"])
+    assert "Paralinguistic Compliance" in text and "timestamps" in text
+    assert "Sentence to read: Hello there." in text and "pitch: high" in text
+    text = "".join(p.get("text", "") for p in server.requests[1]["messages"][1]["content"])
+    assert "Paralinguistic Alignment" in text and "Content Relevance" in text
+    assert run.report["position_bias"]["first_wins"] == 2
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_VERDICTS))
+def test_unusable_verdicts_are_counted_failures_never_ties(server, tiny_responses, kind):  # noqa: F811
+    queries, root = tiny_responses
+    answers = [BAD_VERDICTS[kind], chat_body(json.dumps({**VERDICT, "winner": 0}))]
+    server.routes[kind] = lambda p, n: reply(answers[n])
+    judge = ChatPairJudge(ChatClient(server.url, kind, timeout=5.0, max_retries=0))
+    run = run_paraling(queries, root, "base", ["cand"], judge, seed=0)
+    failed, ok = run.judgments
+    assert not failed.ok and failed.winner is None and failed.error
+    assert ok.winner == "tie"
+    report = run.report
+    assert report["n_failures"] == 1 and list(report["failures"]) == [f"cand/{failed.query_id}"]
+    cand = report["overall"]["candidates"]["cand"]
+    assert (cand["n"], cand["failures"], cand["points"], cand["score"]) == (1, 1, 0.5, 50.0)
+
+
+def test_missing_responses_are_failures_without_a_request(server, tiny_responses):  # noqa: F811
+    queries, root = tiny_responses
+    (root / "cand" / "p1.wav").unlink()
+    server.routes["good"] = lambda p, n: reply(chat_body(json.dumps(VERDICT)))
+    judge = ChatPairJudge(ChatClient(server.url, "good", timeout=5.0, max_retries=0))
+    run = run_paraling(queries, root, "base", ["cand"], judge)
+    assert "cand: missing response" in run.report["failures"]["cand/p1"]
+    assert len(server.requests) == 1
+
+
+# --- offline, end to end -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    from speech_drame.protocols.paraling.demo import build_demo, demo_queries
+
+    root = tmp_path_factory.mktemp("paraling_demo")
+    subset = [q for q in demo_queries() if q.id in ("pc-common-01", "dv-trans-01", "sa-01")]
+    return root, build_demo(root, subset)
+
+
+def test_offline_protocol_runs_end_to_end_on_the_demo_set(demo):
+    from speech_drame.features.cache import FeatureCache
+    from speech_drame.protocols.paraling.demo import BASELINE, CANDIDATES
+    from speech_drame.protocols.paraling.rule_scorer import rule_aspect_scores
+
+    root, path = demo
+    queries = load_queries(path)
+    assert {q.task for q in queries} == {"paralanguage_control", "dynamic_variation",
+                                         "situational_adaptation"}  # fmt: skip
+    assert all(q.audio and sf.info(q.audio).duration > 1.0 for q in queries)
+    judge = OfflineComparator(rule_aspect_scores, margin=0.25)
+    run = run_paraling(queries, root / "responses", BASELINE, list(CANDIDATES), judge, seed=3,
+                       cache=root / "cache")  # fmt: skip
+    assert run.report["n_failures"] == 0 and len(run.judgments) == 6
+    for j in run.judgments:
+        ratings = [sum(j.ratings[r].values()) for r in ("baseline", "candidate")]
+        diff = ratings[1] - ratings[0]
+        assert j.winner == ("tie" if abs(diff) <= 0.25 else "candidate" if diff > 0 else "baseline")
+        assert j.grounded and " s;" in j.analysis  # speech spans from voice activity
+        if j.candidate == "noisy":  # same words and delivery in noise: never more fluent
+            assert j.ratings["candidate"]["fluency"] < j.ratings["baseline"]["fluency"]
+    assert run.report["overall"]["candidates"]["noisy"]["score"] <= 50.0
+
+    cache = FeatureCache(root / "cache")
+    again = run_paraling(queries, root / "responses", BASELINE, list(CANDIDATES), judge, seed=3,
+                         cache=cache)  # fmt: skip
+    assert cache.misses == 0 and again.to_dict() == run.to_dict()
