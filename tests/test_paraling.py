@@ -361,3 +361,30 @@ def test_offline_protocol_runs_end_to_end_on_the_demo_set(demo):
     again = run_paraling(queries, root / "responses", BASELINE, list(CANDIDATES), judge, seed=3,
                          cache=cache)  # fmt: skip
     assert cache.misses == 0 and again.to_dict() == run.to_dict()
+
+
+def test_cli_builds_queries_and_runs_the_offline_protocol(demo, tmp_path, capsys):
+    from speech_drame.cli import main
+    from speech_drame.protocols.paraling.demo import DEMO_SPECS
+
+    specs = tmp_path / "specs.jsonl"
+    specs.write_text("".join(json.dumps(s) + "\n" for s in DEMO_SPECS))
+    assert main(["paraling", "build", str(specs), "--out", str(tmp_path / "q.jsonl")]) == 0
+    built = load_queries(tmp_path / "q.jsonl")
+    assert [q.id for q in built] == [s["id"] for s in DEMO_SPECS]
+
+    root, path = demo
+    human = tmp_path / "human.json"
+    human.write_text(json.dumps({"plain": 2.0, "expressive": 3.0, "noisy": 1.0}))
+    code = main(["paraling", "run", str(path), "--responses", str(root / "responses"),
+                 "--baseline", "plain", "--candidates", "expressive", "noisy",
+                 "--feature-cache", str(root / "cache"), "--human", str(human),
+                 "--out", str(tmp_path / "run.json")])  # fmt: skip
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "dynamic_variation" in out and "Spearman vs human ranking" in out
+    saved = json.loads((tmp_path / "run.json").read_text())
+    assert saved["seed"] == 0 and len(saved["judgments"]) == 6
+    bad = ["paraling", "run", str(path), "--responses", str(root / "responses"),
+           "--baseline", "plain", "--candidates", "plain"]  # fmt: skip
+    assert main(bad) == 2

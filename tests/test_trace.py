@@ -372,3 +372,24 @@ def test_unreadable_audio_and_bad_verdicts_are_counted_failures(demo, server):  
     assert run.labels[0]["overall"] == "both_bad"  # paralinguistics both_bad dominates
     assert server.count("mixed") == 3  # no request for the pair whose audio failed
     assert "Response 1 blueprint" in server.requests[0]["messages"][1]["content"]
+
+
+def test_cli_runs_and_evaluates_the_demo(demo, tmp_path, capsys):
+    from speech_drame.cli import main
+
+    root, manifest, hcot = demo
+    cache = str(root / "cache")
+    for policy in ("content_first", "acceptability_cap"):
+        assert main(["trace", "run", str(manifest), "--policy", policy, "--feature-cache", cache,
+                     "--out", str(tmp_path / f"{policy}.jsonl")]) == 0  # fmt: skip
+    first = load_labels(tmp_path / "content_first.jsonl")
+    assert len(first) == len(load_labels(hcot))
+    code = main(["trace", "evaluate", str(tmp_path / "content_first.jsonl"), "--hcot", str(hcot),
+                 "--other", str(tmp_path / "acceptability_cap.jsonl"), "--reconstruct",
+                 "--out", str(tmp_path / "eval.json")])  # fmt: skip
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "winner-on-bad" in out and "McNemar" in out and "logistic reconstruction" in out
+    saved = json.loads((tmp_path / "eval.json").read_text())
+    assert saved["accuracy"] == evaluate(first, load_labels(hcot)).accuracy
+    assert main(["trace", "evaluate", str(tmp_path / "missing.jsonl"), "--hcot", str(hcot)]) == 2

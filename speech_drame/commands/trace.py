@@ -1,0 +1,114 @@
+"""`speech-drame trace`: TRACE pairwise judging with typed ties, and evaluation against HCoT."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ._pairwise_args import add_chat_arguments, add_feature_cache_argument, chat_client
+
+
+def _summary(ev) -> str:
+    lines = [f"pairs evaluated: {ev.n_evaluated}/{ev.n_gold} (missing: {len(ev.missing)})"]
+    for name, acc in ev.accuracy.items():
+        lines.append(f"{name:<16s} accuracy {acc:.3f}  kappa {ev.kappa[name]:.3f}")
+    lines.append(
+        f"winner-on-bad {ev.winner_on_bad['rate']:.3f} (n={ev.winner_on_bad['n']}); "
+        f"winner-slice accuracy {ev.winner_slice['accuracy']:.3f} (n={ev.winner_slice['n']}); "
+        f"content ties resolved {ev.content_tie_resolution['rate']:.3f} "
+        f"(n={ev.content_tie_resolution['n']})"
+    )
+    if ev.mcnemar:
+        m = ev.mcnemar
+        lines.append(
+            f"McNemar vs other judge (n={m['n']}): accuracy {m['accuracy']:.3f} vs "
+            f"{m['other_accuracy']:.3f}, exact p={m['exact']['pvalue']:.4g}, "
+            f"chi2 p={m['chi2']['pvalue']:.4g}"
+        )
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..audio import AudioError
+    from ..judges import JudgeRequestError
+    from ..protocols.trace import hcot
+
+    try:
+        if args.action == "demo":
+            from ..protocols.trace.demo import build_demo
+
+            manifest, labels = build_demo(args.out)
+            print(f"wrote {manifest} and {labels} (construction-derived proxy labels)")
+            return 0
+        if args.action == "run":
+            return _run_trace(args)
+        predictions = hcot.load_labels(args.predictions, require_dimensions=False)
+        gold = hcot.load_labels(args.hcot)
+        other = hcot.load_labels(args.other, require_dimensions=False) if args.other else None
+        ev = hcot.evaluate(predictions, gold, other)
+        out = ev.to_dict()
+        if args.reconstruct:
+            out["reconstruction"] = hcot.reconstruct_overall(gold)
+        print(_summary(ev))
+        if args.reconstruct:
+            rec = out["reconstruction"]
+            print(f"logistic reconstruction of overall: train {rec['train_accuracy']:.3f}, "
+                  f"cv {rec['cv_accuracy']}")  # fmt: skip
+        if args.out:
+            Path(args.out).write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+            print(f"wrote {args.out}")
+        return 0
+    except (AudioError, ValueError, OSError, JudgeRequestError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run_trace(args: argparse.Namespace) -> int:
+    from ..protocols.trace.hcot import write_labels
+    from ..protocols.trace.judges import ChatTraceJudge, RuleJudge
+    from ..protocols.trace.protocol import load_pairs, run_trace
+
+    pairs = load_pairs(args.pairs)
+    judge = (
+        ChatTraceJudge(chat_client(args), temperature=args.temperature)
+        if args.judge == "chat"
+        else RuleJudge()
+    )
+    result = run_trace(pairs, judge, args.policy, cache=args.feature_cache)
+    print(f"wrote {write_labels(result.labels, args.out)}: {len(result.labels)} pairs labelled")
+    for pid, reason in result.failures.items():
+        print(f"failed {pid}: {reason}", file=sys.stderr)
+    if args.report:
+        Path(args.report).write_text(json.dumps(result.to_dict(), indent=1) + "\n", "utf-8")
+        print(f"wrote {args.report}")
+    return 1 if result.failures else 0
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("trace", help=__doc__.split(": ", 1)[1])
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    demo = actions.add_parser("demo", help="write the demo pairs and their proxy HCoT labels")
+    demo.add_argument("--out", required=True, help="folder for pairs.jsonl, hcot.jsonl, audio/")
+
+    run_ = actions.add_parser("run", help="judge pairs per dimension and fuse to overall")
+    run_.add_argument("pairs", help="JSONL of id, instruction, audio_1, audio_2")
+    run_.add_argument("--judge", choices=("rule", "chat"), default="rule")
+    run_.add_argument(
+        "--policy", choices=("content_first", "acceptability_cap"), default="content_first"
+    )
+    run_.add_argument("--out", required=True, help="predicted labels (HCoT JSONL format)")
+    run_.add_argument("--report", help="JSON with reasons, blueprints, raw answers, failures")
+    add_feature_cache_argument(run_)
+    add_chat_arguments(run_)
+
+    ev = actions.add_parser("evaluate", help="agreement of predicted labels with HCoT labels")
+    ev.add_argument("predictions", help="predicted labels (JSONL; overall-only allowed)")
+    ev.add_argument("--hcot", required=True, help="human HCoT labels (JSONL or JSON list)")
+    ev.add_argument("--other", help="another judge's labels, for McNemar's test")
+    ev.add_argument("--reconstruct", action="store_true",
+                    help="fit the logistic model of overall from the dimension labels")  # fmt: skip
+    ev.add_argument("--out", help="JSON file for every number")
+    for sub in (demo, run_, ev):
+        sub.set_defaults(func=run)
