@@ -36,12 +36,14 @@ EVALUATOR_CONFIG = "drame_eval_config.json"
 class EvaluatorInfo:
     """What a trained evaluator folder needs besides the adapter: saved as ``drame_eval_config.json``.
 
-    ``base_model`` is a Hub id or path, or ``"tiny"`` (rebuilt offline from ``tiny_seed``).
+    ``base_model`` is a Hub id or path, or ``"tiny"`` (rebuilt offline from ``tiny_seed``);
+    ``dtype`` the torch dtype the base weights had in training (scoring uses it by default).
     """
 
     config: Config
     dimensions: list[str]
     base_model: str
+    dtype: str = "float32"
     tiny_seed: int = 0
     format_version: int = 1
 
@@ -65,6 +67,8 @@ class EvaluatorInfo:
         data = json.loads(path.read_text(encoding="utf-8"))
         info = cls(**data)
         check_config(info.config)
+        if info.dtype not in ("float32", "bfloat16", "float16"):
+            raise ValueError(f"{path}: unsupported dtype {info.dtype!r}")
         return info
 
 
@@ -182,15 +186,20 @@ class DrameEvalScorer:
         """Load a trained evaluator: base model + LoRA adapter + processor from one folder or repo.
 
         ``base_model`` overrides the base recorded in ``drame_eval_config.json`` (e.g. a local
-        copy of Qwen2-Audio-7B-Instruct).
+        copy of Qwen2-Audio-7B-Instruct); ``dtype`` (a torch dtype) overrides the training dtype.
         """
+        import torch
         from peft import PeftModel
         from transformers import AutoProcessor
 
         from ..audio_llm.qwen2_audio import load_base
 
         info = EvaluatorInfo.load(path_or_hub_id)
-        model, _ = load_base(base_model or info.base_model, dtype=dtype, seed=info.tiny_seed)
+        model, _ = load_base(
+            base_model or info.base_model,
+            dtype=dtype if dtype is not None else getattr(torch, info.dtype),
+            seed=info.tiny_seed,
+        )
         processor = AutoProcessor.from_pretrained(str(path_or_hub_id))
         model = PeftModel.from_pretrained(model, str(path_or_hub_id))
         if device is not None:

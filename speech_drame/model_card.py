@@ -1,0 +1,222 @@
+"""Model cards of trained DRAME-Eval evaluators, rendered from ``model_card/template.md``.
+
+The front matter is built with ``huggingface_hub.ModelCardData`` (``library_name: peft``,
+``base_model``, ``datasets``, ``pipeline_tag`` and a ``model-index`` holding the measured
+per-dimension Pearson and Content Pass accuracy); the body is the Jinja template.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .audio import SCORED_SECONDS
+from .audio_llm.qwen2_audio import prefix_text, suffix_text
+from .audio_llm.tiny import TINY_MODEL
+from .prompts import rubric
+from .schema import CONTENT_PASS
+
+TEMPLATE = Path(__file__).resolve().parents[1] / "model_card" / "template.md"
+PIPELINE_TAG = "audio-text-to-text"
+TASK_TYPE = "audio-classification"
+_SOURCE_NOTE = re.compile(r"^> \*\*Source\.\*\* (.+)$", re.MULTILINE)
+_EXAMPLE_FIELDS = {
+    "archetype": {"question": "You are a firefighter. A child is trapped by smoke. You say:"},
+    "realism": {
+        "char_profile": "<who the character is>",
+        "local_scene": "<what is happening>",
+        "char_style": "<traits, comma separated>",
+    },
+}
+
+
+@dataclass
+class DatasetCardInfo:
+    """Licence and source note of the training data, read from its dataset card."""
+
+    license: str
+    source_note: str | None = None
+
+
+def read_dataset_card(dataset: str | os.PathLike) -> DatasetCardInfo:
+    """Read the dataset card of a local folder or Hub id.
+
+    When the card cannot be read, the licence says so with the reason (nothing is guessed).
+    """
+    from huggingface_hub import DatasetCard
+
+    local = Path(dataset) / "README.md"
+    try:
+        card = DatasetCard.load(local if local.is_file() else str(dataset))
+    except Exception as exc:  # noqa: BLE001 - any failure is reported in the card text
+        return DatasetCardInfo(f"unknown (dataset card not readable: {exc})")
+    note = _SOURCE_NOTE.search(card.text)
+    return DatasetCardInfo(
+        str(card.data.get("license") or "not stated in the dataset card"),
+        note.group(1).strip() if note else None,
+    )
+
+
+def dataset_name(dataset: str | os.PathLike) -> str:
+    """A local folder is named by its folder name, a Hub id by itself."""
+    return Path(dataset).name if Path(dataset).is_dir() else str(dataset)
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value)
+
+
+def eval_results(
+    evaluation: Mapping[str, Mapping[str, Any]],
+    dimensions: Sequence[str],
+    *,
+    dataset: str,
+    config: str,
+) -> list[Any]:
+    """``EvalResult`` entries of the model-index: finite Pearson r and Content Pass accuracy."""
+    from huggingface_hub import EvalResult
+
+    results = []
+    for split, table in evaluation.items():
+        for dim in dimensions:
+            key, metric_type, label = (
+                ("content_pass_accuracy", "accuracy", "Content Pass accuracy")
+                if dim == CONTENT_PASS
+                else (f"{dim}_pearson", "pearsonr", f"Pearson r, {rubric(config, dim).name}")
+            )
+            if not _finite(table.get(key)):
+                continue
+            results.append(
+                EvalResult(
+                    task_type=TASK_TYPE,
+                    task_name=f"Spoken role-play evaluation ({config})",
+                    dataset_type=dataset,
+                    dataset_name=f"Speech-DRAME EvalBench ({dataset})",
+                    dataset_config=config,
+                    dataset_split=split,
+                    metric_type=metric_type,
+                    metric_name=label,
+                    metric_config=dim,
+                    metric_value=round(float(table[key]), 4),
+                )
+            )
+    return results
+
+
+def _results_rows(
+    evaluation: Mapping[str, Mapping[str, Any]], dimensions: Sequence[str], config: str
+) -> list[dict[str, Any]]:
+    rows = []
+    for split, table in evaluation.items():
+        notes = table.get("notes", {})
+        for dim in dimensions:
+            cp = dim == CONTENT_PASS
+            key = "content_pass_accuracy" if cp else f"{dim}_pearson"
+            value = table.get(key)
+            shown = (
+                f"{value:.4f}"
+                if _finite(value)
+                else f"undefined ({notes.get(key, 'not computed')})"
+            )
+            rows.append(
+                {
+                    "split": split,
+                    "metric": "accuracy" if cp else "Pearson r",
+                    "dimension": rubric(config, dim).name,
+                    "value": shown,
+                    "count": table.get(f"{dim}_count", ""),
+                }
+            )
+    return rows
+
+
+def render_model_card(
+    *,
+    model_id: str,
+    base_model: str,
+    config: str,
+    dimensions: Sequence[str],
+    metrics: Mapping[str, Any],
+    dataset: str | os.PathLike,
+    train_split: str,
+    recipe: Sequence[tuple[str, Any]],
+    dataset_card: DatasetCardInfo,
+    load_id: str,
+    template_path: str | os.PathLike = TEMPLATE,
+) -> str:
+    """The README.md of an exported evaluator.
+
+    ``metrics`` is the run's ``metrics.json`` content (``train`` and ``eval`` sections);
+    ``recipe`` the (setting, value) rows of the training-procedure table.
+    """
+    from huggingface_hub import ModelCard, ModelCardData
+
+    if not Path(template_path).is_file():
+        raise FileNotFoundError(
+            f"model card template {template_path} not found (install speech-drame from a "
+            "checkout, e.g. `pip install -e .`)"
+        )
+    name = dataset_name(dataset)
+    card_data = ModelCardData(
+        library_name="peft",
+        base_model=base_model,
+        datasets=[name],
+        pipeline_tag=PIPELINE_TAG,
+        tags=["speech-drame", "drame-eval", "role-play", "speech-evaluation", "lora"],
+        model_name=model_id,
+        eval_results=eval_results(metrics["eval"], dimensions, dataset=name, config=config),
+    )
+    train = metrics["train"]
+    evaluation = metrics["eval"]
+    example_dim = dimensions[-1]
+    context = (
+        "the role-and-scene prompt (`question`)"
+        if config == "archetype"
+        else "the character profile, local scene and traits (`char_profile`, `local_scene`, `char_style`)"
+    )
+    if base_model == TINY_MODEL:
+        base_text = "a tiny random Qwen2-Audio built offline (`speech_drame.audio_llm.tiny`)"
+    elif Path(base_model).is_dir():
+        base_text = f"the local checkpoint `{base_model}`"
+    else:
+        base_text = f"[`{base_model}`](https://huggingface.co/{base_model})"
+    card = ModelCard.from_template(
+        card_data,
+        template_path=str(template_path),
+        model_id=model_id,
+        config=config,
+        base_model=base_model,
+        base_model_text=base_text,
+        source_note=dataset_card.source_note,
+        dimensions=[
+            {
+                "key": d,
+                "name": rubric(config, d).name,
+                "answer": "P(pass), 0..1" if d == CONTENT_PASS else "expected score, 1..5",
+            }
+            for d in dimensions
+        ],
+        prompt_prefix=prefix_text(config, _EXAMPLE_FIELDS[config]).replace(
+            "<|AUDIO|>", "<|AUDIO|> x N"
+        ),
+        prompt_suffix=suffix_text(config, example_dim),
+        context_description=context,
+        scored_seconds=int(SCORED_SECONDS),
+        dataset=name,
+        train_split=train_split,
+        training_clips=train["training_clips"],
+        training_pairs=train["training_pairs"],
+        skipped=", ".join(f"{k} {v}" for k, v in train["skipped_no_valid_score"].items()),
+        dataset_license=dataset_card.license,
+        recipe=[(k, v) for k, v in recipe],
+        results=_results_rows(evaluation, dimensions, config),
+        failures=sum(len(t.get("failures", [])) for t in evaluation.values()),
+        load_id=load_id,
+        example_fields=_EXAMPLE_FIELDS[config],
+    )
+    return str(card)

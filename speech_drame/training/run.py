@@ -1,0 +1,283 @@
+"""The DRAME-Eval training run: data, LoRA model, Trainer, final evaluation, export, push.
+
+``main(argv)`` is what ``train.py`` calls. Steps:
+
+1. load ``<dataset>``/``<config>`` with ``datasets.load_dataset`` and index the training pairs;
+2. load the base model (or build the tiny one) and wrap it with LoRA (PEFT);
+3. train with ``transformers.Trainer`` (resuming from the last checkpoint with ``--resume``);
+4. on the main process: score the eval splits with :class:`DrameEvalScorer` and measure them
+   with :func:`speech_drame.metrics.alignment_table` (the ``drame_metric`` computation);
+5. export adapter, processor, ``drame_eval_config.json``, predictions, ``metrics.json`` and
+   the model card into ``--output_dir``; push them with ``--push_to_hub`` (or list them with
+   ``--push_dry_run``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..audio_llm.tiny import TINY_MODEL
+from ..prompts import scored_dimensions
+from ..schema import SPLITS, Config, check_config
+from ..scorers.drame_eval import ClipScores, DrameEvalScorer, EvaluatorInfo
+from .export import json_safe
+
+if TYPE_CHECKING:  # the arguments module imports transformers
+    from .arguments import DataArguments, DrameEvalTrainingArguments, LoraArguments, ModelArguments
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class RunResult:
+    """What a run produced: metrics (``metrics.json``) and the exported files."""
+
+    metrics: dict[str, Any]
+    files: list[Path]
+
+
+def _dtype(name: str) -> Any:
+    import torch
+
+    if name == "auto":
+        return None
+    try:
+        return {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}[
+            name
+        ]
+    except KeyError:
+        raise ValueError(
+            f"--model_dtype {name!r}: expected auto, bfloat16, float16 or float32"
+        ) from None
+
+
+def base_model_spec(model_args: ModelArguments) -> str:
+    return TINY_MODEL if model_args.tiny else model_args.model_name_or_path
+
+
+def load_data(data_args: DataArguments) -> tuple[Config, Any, tuple[str, ...]]:
+    """``(config, DatasetDict, dimensions)``; dimensions include extras the data carries."""
+    from datasets import load_dataset
+
+    config = check_config(data_args.dataset_config_name)
+    data = load_dataset(data_args.dataset, config)
+    if data_args.train_split not in data:
+        raise KeyError(
+            f"{data_args.dataset} ({config}) has no split {data_args.train_split!r}; "
+            f"splits: {', '.join(data)}"
+        )
+    annotation_keys = set(data[data_args.train_split].features["annotations"])
+    extra = tuple(k for k in ("semantic_match",) if k in annotation_keys)
+    return config, data, scored_dimensions(config, extra)
+
+
+def eval_splits(data_args: DataArguments, config: Config, available: Sequence[str]) -> list[str]:
+    """The splits scored at the end (explicit, or every known split but the training one)."""
+    if data_args.eval_splits:
+        missing = [s for s in data_args.eval_splits if s not in available]
+        if missing:
+            raise KeyError(f"eval split(s) {', '.join(missing)} not in {', '.join(available)}")
+        return list(data_args.eval_splits)
+    return [s for s in SPLITS[config] if s in available and s != data_args.train_split]
+
+
+def build_model(model_args: ModelArguments, lora_args: LoraArguments) -> tuple[Any, Any]:
+    """(PEFT model with fresh LoRA weights, processor)."""
+    from peft import LoraConfig, get_peft_model
+
+    from ..audio_llm.qwen2_audio import load_base
+
+    model, processor = load_base(
+        base_model_spec(model_args), dtype=_dtype(model_args.model_dtype), seed=model_args.tiny_seed
+    )
+    lora = LoraConfig(
+        r=lora_args.lora_r,
+        lora_alpha=lora_args.lora_alpha,
+        lora_dropout=lora_args.lora_dropout,
+        target_modules=lora_args.lora_target_modules,
+    )
+    return get_peft_model(model, lora), processor
+
+
+def evaluate_split(
+    scorer: DrameEvalScorer, rows: Any, dimensions: Sequence[str]
+) -> tuple[dict[str, Any], list[ClipScores]]:
+    """Score every clip of ``rows`` and compare with the annotators (``alignment_table``).
+
+    Failed clips are left out of the statistics and listed under ``failures``; if no clip
+    can be scored the split raises ``RuntimeError`` with the first reasons.
+    """
+    from ..metrics import alignment_table
+
+    results = scorer.score_rows(rows)
+    annotations = rows.select_columns(["annotations"])["annotations"]
+    ok = [(r, a) for r, a in zip(results, annotations, strict=True) if r.ok]
+    failures = [{"id": r.id, "reason": r.error} for r in results if not r.ok]
+    if not ok:
+        reasons = "; ".join(f["reason"] for f in failures[:3])
+        raise RuntimeError(f"no clip of the split could be scored: {reasons}")
+    table = alignment_table(
+        [[r.scores[d].expected for d in dimensions] for r, _ in ok],
+        [[list(a[d]) for d in dimensions] for _, a in ok],
+        list(dimensions),
+    )
+    table["clips_scored"] = len(ok)
+    table["failures"] = failures
+    return table, results
+
+
+def _check_output_dir(args: DrameEvalTrainingArguments) -> str | None:
+    """The checkpoint to resume from (or None); refuse to train over old checkpoints."""
+    from transformers.trainer_utils import get_last_checkpoint
+
+    out = Path(args.output_dir)
+    last = get_last_checkpoint(str(out)) if out.is_dir() else None
+    if args.resume_from_checkpoint:
+        return args.resume_from_checkpoint
+    if args.resume:
+        if last is None:
+            logger.warning("--resume: no checkpoint in %s, starting from scratch", out)
+        return last
+    if last is not None:
+        raise FileExistsError(
+            f"{out} already holds checkpoints (last: {Path(last).name}); pass --resume to "
+            "continue that run, or choose another --output_dir"
+        )
+    return None
+
+
+def train(
+    model_args: ModelArguments,
+    data_args: DataArguments,
+    lora_args: LoraArguments,
+    args: DrameEvalTrainingArguments,
+) -> RunResult | None:
+    """Run training, evaluation and export; returns None on non-main processes."""
+    from transformers import Trainer, set_seed
+
+    from ..audio_llm.qwen2_audio import PromptEncoder
+    from .data import AnnotatorSampledDataset, DrameEvalCollator, answer_token_loss
+    from .export import export_evaluator
+    from .hub import push_evaluator
+
+    push = args.push_to_hub
+    if (push or args.push_dry_run) and not args.hub_model_id:
+        raise ValueError("--push_to_hub / --push_dry_run need --hub_model_id ORG/NAME")
+    args.push_to_hub = False  # the Trainer must not push checkpoints; the export is pushed below
+    resume_from = _check_output_dir(args)
+    set_seed(args.seed)
+
+    config, data, dims = load_data(data_args)
+    splits = eval_splits(data_args, config, list(data))
+    train_rows = data[data_args.train_split]
+    if data_args.max_train_samples is not None:
+        train_rows = train_rows.select(range(min(data_args.max_train_samples, len(train_rows))))
+    train_set = AnnotatorSampledDataset(train_rows, dims)
+    logger.info(
+        "%d training pairs from %d clips; skipped (no valid score): %s",
+        len(train_set),
+        len(train_rows),
+        train_set.index.skipped,
+    )
+
+    model, processor = build_model(model_args, lora_args)
+    if args.activation_checkpointing:
+        # Frozen embeddings: with reentrant checkpointing the blocks would get no gradient.
+        model.enable_input_require_grads()
+    encoder = PromptEncoder(processor, config, dims)
+    trainer = Trainer(
+        model=model,
+        args=args,
+        train_dataset=train_set,
+        data_collator=DrameEvalCollator(encoder),
+        processing_class=processor,
+        compute_loss_func=answer_token_loss,
+    )
+    if resume_from:
+        logger.info("resuming from %s", resume_from)
+    train_result = trainer.train(resume_from_checkpoint=resume_from)
+    trainer.log_metrics("train", train_result.metrics)
+    if not trainer.is_world_process_zero():
+        return None
+
+    scorer = DrameEvalScorer(
+        trainer.model,
+        processor,
+        config,
+        dimensions=dims,
+        batch_size=args.per_device_eval_batch_size,
+    )
+    evaluation, predictions = {}, {}
+    for split in splits:
+        rows = data[split]
+        if data_args.max_eval_samples is not None:
+            rows = rows.select(range(min(data_args.max_eval_samples, len(rows))))
+        evaluation[split], predictions[split] = evaluate_split(scorer, rows, dims)
+        trainer.log_metrics(
+            f"eval_{split}",
+            {k: v for k, v in evaluation[split].items() if isinstance(v, int | float)},
+        )
+    effective_batch = (
+        args.per_device_train_batch_size * args.gradient_accumulation_steps * args.world_size
+    )
+    metrics = {
+        "config": config,
+        "dimensions": list(dims),
+        "train": {
+            **train_result.metrics,
+            "global_step": trainer.state.global_step,
+            "effective_batch_size": effective_batch,
+            "training_pairs": len(train_set),
+            "training_clips": len(train_rows),
+            "skipped_no_valid_score": train_set.index.skipped,
+        },
+        "eval": evaluation,
+    }
+    base_dtype = str(model.get_base_model().dtype).removeprefix("torch.")
+    info = EvaluatorInfo(
+        config, list(dims), base_model_spec(model_args), base_dtype, model_args.tiny_seed
+    )
+    files = export_evaluator(
+        args.output_dir,
+        model=trainer.model,
+        processor=processor,
+        info=info,
+        metrics=metrics,
+        predictions=predictions,
+        data_args=data_args,
+        lora_args=lora_args,
+        args=args,
+        hub_model_id=args.hub_model_id,
+    )
+    if push or args.push_dry_run:
+        push_evaluator(
+            args.output_dir,
+            files,
+            args.hub_model_id,
+            dry_run=not push,
+            private=args.hub_private_repo,
+            token=args.hub_token,
+        )
+    return RunResult(metrics, files)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``train.py``."""
+    from .arguments import parse_args
+
+    logging.basicConfig(
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO
+    )
+    result = train(*parse_args(argv))
+    if result is not None:
+        summary = {
+            split: {k: v for k, v in table.items() if k.endswith(("_pearson", "_accuracy"))}
+            for split, table in result.metrics["eval"].items()
+        }
+        print(json.dumps(json_safe(summary), indent=2))
+    return 0

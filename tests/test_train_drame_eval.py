@@ -1,0 +1,198 @@
+"""End to end: train.py on the tiny random Qwen2-Audio, offline, then reload, card, push listing."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from conftest import REPO, archetype_record, tone, write_release
+from datasets import load_dataset
+from huggingface_hub import ModelCard
+
+from speech_drame.hub_dataset import build_dataset
+from speech_drame.scorers.drame_eval import DrameEvalScorer
+from speech_drame.training.hub import upload_files
+from speech_drame.training.run import main
+
+pytestmark = pytest.mark.slow
+STEPS = 20
+
+
+def _record(rid: str, i: int) -> dict:
+    ann = archetype_record(rid)["annotations"]
+    passed = i % 4 != 3
+    return archetype_record(
+        rid,
+        annotations={
+            **ann,
+            "content_pass": [passed] * 3,
+            "audio_quality": [1 + i % 5, 1 + (i + 1) % 5, None] if passed else [None] * 3,
+            "human_likeness": [1 + i % 3, 2, 3] if passed else [None] * 3,
+            "appropriateness": [5, 4, None] if passed else [None] * 3,
+        },
+    )
+
+
+@pytest.fixture(scope="module")
+def dataset_dir(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("train_ds")
+    files = {
+        "archetype_data/train.jsonl": [_record(f"tr{i}", i) for i in range(12)],
+        "archetype_data/test.jsonl": [_record(f"te{i}", i + 1) for i in range(5)],
+    }
+    audio = {
+        r["id"]: tone(0.8 + 0.4 * (i % 3), freq=110 + 35 * i, seed=i)
+        for i, r in enumerate(
+            files["archetype_data/train.jsonl"] + files["archetype_data/test.jsonl"]
+        )
+    }
+    build_dataset(write_release(tmp / "rel", files, audio), tmp / "speech-drame", progress=False)
+    return tmp / "speech-drame"
+
+
+def train_args(dataset, out, *extra):
+    return [
+        "--config", str(REPO / "configs" / "drame_eval_archetype.yaml"),
+        "--tiny", "--dataset", str(dataset), "--output_dir", str(out),
+        "--use_cpu", "--bf16", "false", "--model_dtype", "float32",
+        "--activation_checkpointing", "false",
+        "--learning_rate", "3e-3", "--warmup_steps", "2",
+        "--per_device_train_batch_size", "2", "--gradient_accumulation_steps", "1",
+        "--per_device_eval_batch_size", "3", "--max_eval_samples", "4",
+        "--logging_steps", "1", "--save_steps", "10", "--dataloader_num_workers", "0",
+        *extra,
+    ]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def run(dataset_dir, tmp_path_factory):
+    out = tmp_path_factory.mktemp("run") / "drame-eval"
+    import contextlib
+    import io
+
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        code = main(
+            train_args(
+                dataset_dir, out, "--max_steps", str(STEPS),
+                "--push_dry_run", "--hub_model_id", "someone/drame-eval-tiny",
+            )
+        )  # fmt: skip
+    assert code == 0
+    return out, printed.getvalue()
+
+
+def test_training_lowers_the_loss(run):
+    out, _ = run
+    state = json.loads((out / f"checkpoint-{STEPS}" / "trainer_state.json").read_text())
+    losses = [h["loss"] for h in state["log_history"] if "loss" in h]
+    assert len(losses) == STEPS
+    first, last = sum(losses[:5]) / 5, sum(losses[-5:]) / 5
+    assert last < first - 0.3, losses
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["train"]["global_step"] == STEPS
+    # 12 clips x Content Pass + 9 passed clips x 3 scales; failed clips have no scale pairs.
+    assert metrics["train"]["training_pairs"] == 12 + 9 * 3
+    assert metrics["train"]["skipped_no_valid_score"]["audio_quality"] == 3
+
+
+def test_adapter_reloads_and_gives_identical_scores(run, dataset_dir):
+    out, _ = run
+    assert (out / "adapter_model.safetensors").is_file()
+    adapter = json.loads((out / "adapter_config.json").read_text())
+    assert adapter["r"] == 16 and "language_model" in adapter["target_modules"]
+    saved = [json.loads(line) for line in (out / "predictions" / "test.jsonl").open()]
+    assert len(saved) == 4 and all(p["error"] is None for p in saved)
+
+    info = json.loads((out / "drame_eval_config.json").read_text())
+    assert info["base_model"] == "tiny" and info["dtype"] == "float32"
+    scorer = DrameEvalScorer.from_pretrained(out)  # fresh tiny base from the seed + adapter
+    rows = load_dataset(str(dataset_dir), "archetype")["test"].select(range(4))
+    again = scorer.score_rows(rows)
+    for before, after in zip(saved, again, strict=True):
+        assert after.id == before["id"]
+        for dim, value in before["scores"].items():
+            assert after.scores[dim].expected == pytest.approx(value, abs=1e-6)
+            probs = before["distributions"][dim]
+            assert list(after.scores[dim].probabilities) == pytest.approx(
+                list(probs.values()), abs=1e-6
+            )
+    # Training changed the model: the base alone scores differently.
+    from speech_drame.audio_llm.tiny import build_tiny
+
+    base = DrameEvalScorer(*build_tiny(0), "archetype").score_rows(rows.select(range(1)))
+    assert (
+        abs(base[0].scores["audio_quality"].expected - saved[0]["scores"]["audio_quality"]) > 1e-3
+    )
+
+
+def test_model_card_parses_with_the_measured_metrics(run):
+    out, _ = run
+    card = ModelCard.load(out / "README.md")
+    data = card.data
+    assert data.library_name == "peft" and data.base_model == "tiny"
+    assert data.pipeline_tag == "audio-text-to-text" and data.datasets == ["speech-drame"]
+    metrics = json.loads((out / "metrics.json").read_text())["eval"]["test"]
+    expected = {
+        ("content_pass", "accuracy"): metrics["content_pass_accuracy"],
+        **{
+            (d, "pearsonr"): metrics[f"{d}_pearson"]
+            for d in ("audio_quality", "human_likeness", "appropriateness")
+            if metrics[f"{d}_pearson"] is not None
+        },
+    }
+    got = {(r.metric_config, r.metric_type): r.metric_value for r in data.eval_results}
+    assert got.keys() == expected.keys() and ("audio_quality", "pearsonr") in got
+    for key, value in expected.items():
+        assert got[key] == pytest.approx(value, abs=1e-4)
+    assert all(
+        r.dataset_split == "test" and r.dataset_config == "archetype" for r in data.eval_results
+    )
+    for section in ("## Intended use", "## Prompt format", "## Decoding rule", "## Training data",
+                    "## Limitations", "## How to load"):  # fmt: skip
+        assert section in card.text
+    assert "Licence of the training data: **other**" in card.text
+    assert "<answer>" in card.text and "someone/drame-eval-tiny" in card.text
+
+
+def test_push_dry_run_lists_exactly_the_exported_files(run):
+    out, printed = run
+    listing = printed[printed.index("push dry run") :].splitlines()
+    assert listing[1] == "target: https://huggingface.co/someone/drame-eval-tiny (model repo)"
+    files = {}
+    for line in listing[3:]:
+        match = re.fullmatch(r" *(\d+)  (\S+)", line)
+        if not match:
+            break
+        files[match[2]] = int(match[1])
+    expected = {
+        "README.md", "adapter_config.json", "adapter_model.safetensors",
+        "drame_eval_config.json", "metrics.json", "predictions/test.jsonl",
+        "processor_config.json", "tokenizer.json", "tokenizer_config.json", "chat_template.jinja",
+    }  # fmt: skip
+    assert set(files) == expected == {f.as_posix() for f in upload_files(out)}
+    assert all(files[name] == (out / name).stat().st_size for name in files)
+    assert listing[2] == f"files: {len(files)}, {sum(files.values())} bytes"
+    assert not any(name.startswith("checkpoint-") for name in files)
+
+
+def test_resume_continues_from_the_last_checkpoint(run, dataset_dir):
+    out, _ = run
+    with pytest.raises(FileExistsError, match="pass --resume"):
+        main(train_args(dataset_dir, out, "--max_steps", str(STEPS + 2)))
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "train.py"),
+         *train_args(dataset_dir, out, "--max_steps", str(STEPS + 2), "--resume",
+                     "--activation_checkpointing", "true")],
+        capture_output=True, text=True, env=env, cwd=REPO, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert f"resuming from {out / f'checkpoint-{STEPS}'}" in proc.stderr
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["train"]["global_step"] == STEPS + 2
+    state = json.loads((out / f"checkpoint-{STEPS + 2}" / "trainer_state.json").read_text())
+    steps = [h["step"] for h in state["log_history"] if "loss" in h]
+    assert steps[-2:] == [STEPS + 1, STEPS + 2] and steps.count(STEPS) == 1
