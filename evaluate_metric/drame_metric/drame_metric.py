@@ -1,0 +1,120 @@
+"""drame_metric: human alignment of a spoken role-play evaluator (Speech-DRAME).
+
+A thin `evaluate` wrapper over :func:`speech_drame.metrics.alignment_table`; the library, this
+module and the ``speech-drame`` command line give the same numbers.
+"""
+
+import datasets
+import evaluate
+
+from speech_drame.metrics import alignment_table
+from speech_drame.schema import ARCHETYPE_DIMENSIONS, CONTENT_PASS, REALISM_DIMENSIONS
+
+_CITATION = """\
+@article{shi2025speechdrame,
+  title   = {Speech-DRAME: A Framework for Human-Aligned Benchmarks in Speech Role-Play},
+  author  = {Shi, Jiatong and Han, Jionghao and Lu, Yichen and Pascual, Santiago and Wu, Pengfei
+             and Cui, Chenye and Watanabe, Shinji and Weng, Chao and Zhou, Cong},
+  journal = {arXiv preprint arXiv:2511.01261},
+  year    = {2025}
+}
+"""
+
+_DESCRIPTION = """\
+How closely an automatic evaluator of spoken role-play follows human ratings, per rubric
+dimension: the Pearson correlation with the mean human rating that the Speech-DRAME paper reports
+(and its average over dimensions), Content Pass accuracy, and beside them Spearman, Kendall tau-b,
+MAE, RMSE, Content Pass F1 / ROC-AUC and optional bootstrap confidence intervals.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (`list` of `list` of `float`): per sample, the evaluator's score for each of
+        `dimensions` (1..5; for `content_pass` a 0/1 label or a pass probability).
+    references (`list` of `list`): per sample, for each dimension either one reference score
+        (`None` when there is none) or the list of annotator ratings (`None` = null rating,
+        skipped and counted; scores are averaged, Content Pass votes 1/0 decided by majority,
+        ties left out and counted).
+    dimensions (`list` of `str`): the dimension of each position. Optional with the configs
+        `"archetype"` (content_pass, audio_quality, human_likeness, appropriateness) and
+        `"realism"` (the ten realism dimensions).
+    emotion_gating (`bool`, default False): score `emotion_intensity_control` only where the
+        reference `emotion_accuracy` >= 3 and `dynamic_range` only where the reference
+        intensity >= 3, as the rubric gates them.
+    bootstrap (`int`, default 0): number of resamples for percentile confidence intervals.
+    seed (`int`, optional): seed of the resampling.
+    confidence (`float`, default 0.95): level of the intervals.
+
+Returns:
+    `{dim}_pearson` for every scored dimension, `avg_pearson`, `content_pass_accuracy` (the
+    paper's numbers); `{dim}_spearman`, `{dim}_kendall`, `{dim}_mae`, `{dim}_rmse`,
+    `{dim}_count`, `{dim}_missing`, `{dim}_null_ratings`, `{dim}_gated` (with gating);
+    `content_pass_f1`, `content_pass_roc_auc` (probabilities only), `content_pass_count`,
+    `content_pass_missing`, `content_pass_ties`; with `bootstrap`, `{statistic}_ci` = [low, high]
+    for every statistic but Kendall tau; `notes`: why a statistic is NaN (e.g. a constant input).
+
+Examples:
+    >>> import evaluate
+    >>> drame = evaluate.load("evaluate_metric/drame_metric")
+    >>> result = drame.compute(
+    ...     predictions=[[4.2, 3.9], [2.1, 2.8], [3.0, 3.4], [4.8, 4.1]],
+    ...     references=[[[4, 5, 4], [4, None, 4]], [[2, 2, 3], [3, 2, 3]],
+    ...                 [[3, 4, 3], [3, 3, 4]], [[5, 5, 4], [4, 5, 5]]],
+    ...     dimensions=["audio_quality", "human_likeness"],
+    ... )
+    >>> round(result["audio_quality_pearson"], 3), round(result["avg_pearson"], 3)
+    (0.994, 0.986)
+    >>> result["human_likeness_null_ratings"]
+    1
+"""
+
+_DEFAULT_DIMENSIONS = {
+    "archetype": (CONTENT_PASS, *ARCHETYPE_DIMENSIONS),
+    "realism": REALISM_DIMENSIONS,
+}
+
+_SCORES = datasets.List(datasets.Value("float64"))
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class DrameMetric(evaluate.Metric):
+    """Speech-DRAME human-alignment metric."""
+
+    def _info(self) -> evaluate.MetricInfo:
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=[
+                datasets.Features({"predictions": _SCORES, "references": _SCORES}),
+                datasets.Features({"predictions": _SCORES, "references": datasets.List(_SCORES)}),
+            ],
+            reference_urls=["https://arxiv.org/abs/2511.01261"],
+        )
+
+    def _compute(
+        self,
+        predictions,
+        references,
+        dimensions=None,
+        emotion_gating=False,
+        bootstrap=0,
+        seed=None,
+        confidence=0.95,
+    ):
+        if dimensions is None:
+            if self.config_name not in _DEFAULT_DIMENSIONS:
+                raise ValueError(
+                    "dimensions is required (the name of each score position), or load the "
+                    "'archetype' or 'realism' config for its default dimensions"
+                )
+            dimensions = _DEFAULT_DIMENSIONS[self.config_name]
+        return alignment_table(
+            predictions,
+            references,
+            dimensions,
+            emotion_gating=emotion_gating,
+            bootstrap=bootstrap,
+            seed=seed,
+            confidence=confidence,
+        )

@@ -1,0 +1,145 @@
+"""`speech-drame agreement`: inter-annotator agreement and the human ceiling of a split."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def agreement_report(
+    dataset: str,
+    config: str,
+    split: str,
+    na_as: float | None,
+    ceiling_method: str,
+    per_sample: bool,
+) -> dict[str, Any]:
+    """Per dimension: Appendix K agreement, its counts and the leave-one-out human ceiling."""
+    from datasets import load_dataset
+
+    from ..metrics import agreement, annotator_matrices, human_ceiling
+    from ..schema import SCORE_RANGE, SEMANTIC_MATCH, check_config, dimensions
+
+    check_config(config)
+    ds = load_dataset(dataset, config, split=split)
+    columns = ["id", "annotations"] + (["not_applicable"] if na_as is not None else [])
+    missing = [c for c in columns if c not in ds.column_names]
+    if missing:
+        raise ValueError(f"{dataset} {config}/{split} has no column {', '.join(missing)}")
+    ds = ds.select_columns(columns)
+    rows = ds["annotations"]
+    dims = list(dimensions(config))
+    if rows and SEMANTIC_MATCH in rows[0]:
+        dims.append(SEMANTIC_MATCH)
+    mats = annotator_matrices(
+        rows, dims, not_applicable=ds["not_applicable"] if na_as is not None else None, na_as=na_as
+    )
+    report: dict[str, Any] = {
+        "dataset": dataset,
+        "config": config,
+        "split": split,
+        "samples": ds.num_rows,
+        "na_as": na_as,
+        "score_range": SCORE_RANGE,
+        "ceiling_method": ceiling_method,
+        "dimensions": {},
+    }
+    ids = ds["id"]
+    for dim in dims:
+        a = agreement(mats[dim])
+        c = human_ceiling(mats[dim], ceiling_method)
+        entry: dict[str, Any] = {
+            "agreement": a.overall,
+            "mean_std": a.mean_std,
+            "samples_used": a.n_samples,
+            "samples_ignored": a.n_ignored,
+            "null_ratings": a.n_null,
+            "ceiling": c.ceiling,
+            "ceiling_per_position": c.per_position.tolist(),
+            "ceiling_counts": c.counts.tolist(),
+        }
+        if c.note:
+            entry["ceiling_note"] = c.note
+        if per_sample:
+            entry["per_sample"] = a.per_sample(ids)
+        report["dimensions"][dim] = entry
+    return report
+
+
+def format_report(report: dict[str, Any]) -> str:
+    from ..schema import RUBRIC_NAMES
+
+    def num(value: float, width: int) -> str:
+        return f"{'n/a':>{width}}" if math.isnan(value) else f"{value:>{width}.3f}"
+
+    na = "skipped" if report["na_as"] is None else f"counted as {report['na_as']:g}"
+    lines = [
+        f"{report['config']}/{report['split']} of {report['dataset']}: {report['samples']} samples, "
+        f"R = {report['score_range']}, gated N/A {na}",
+        f"{'dimension':36s}{'agreement':>10}{'mean std':>10}{'used':>7}{'<2 ratings':>11}"
+        f"{'nulls':>7}{'ceiling':>9}",
+    ]
+    lines.append("-" * len(lines[1]))
+    for dim, e in report["dimensions"].items():
+        lines.append(
+            f"{RUBRIC_NAMES.get(dim, dim):36s}{num(e['agreement'], 10)}{num(e['mean_std'], 10)}"
+            f"{e['samples_used']:>7}{e['samples_ignored']:>11}{e['null_ratings']:>7}"
+            f"{num(e['ceiling'], 9)}"
+        )
+    lines.append(
+        f"agreement: 1 - mean per-sample std / R (Speech-DRAME Appendix K); ceiling: "
+        f"leave-one-annotator-out {report['ceiling_method']} correlation with the other annotators"
+    )
+    return "\n".join(lines)
+
+
+def _nan_to_null(value: Any) -> Any:
+    """Strict JSON: undefined statistics (NaN) become null."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _nan_to_null(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_nan_to_null(v) for v in value]
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        report = agreement_report(
+            args.dataset, args.config, args.split, args.na_as, args.ceiling, args.per_sample
+        )
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(format_report(report))
+    if args.json:
+        text = json.dumps(_nan_to_null(report), indent=2, ensure_ascii=False, allow_nan=False)
+        Path(args.json).write_text(text + "\n", "utf-8")
+        print(f"wrote {args.json}")
+    return 0
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("agreement", help=__doc__.split(": ", 1)[1])
+    parser.add_argument("--dataset", default="speech-drame", help="built dataset folder or name")
+    parser.add_argument("--config", default="realism", choices=("archetype", "realism"))
+    parser.add_argument("--split", default="test")
+    parser.add_argument(
+        "--na-as",
+        type=float,
+        help="count gated N/A ratings as this score (the paper's analysis uses 1); "
+        "default: skip them like other nulls",
+    )
+    parser.add_argument(
+        "--ceiling", default="pearson", choices=("pearson", "spearman"), help="ceiling correlation"
+    )
+    parser.add_argument("--json", metavar="PATH", help="also write the report as JSON")
+    parser.add_argument(
+        "--per-sample", action="store_true", help="include per-sample details in the JSON"
+    )
+    parser.set_defaults(func=run)

@@ -1,0 +1,246 @@
+"""The `evaluate` module: same numbers as the library, both load paths, official and demo data."""
+
+from __future__ import annotations
+
+import doctest
+import importlib.util
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from speech_drame import metrics as M
+from speech_drame.schema import ARCHETYPE_DIMENSIONS, CONTENT_PASS, REALISM_DIMENSIONS
+
+REPO = Path(__file__).resolve().parents[1]
+METRIC_DIR = REPO / "evaluate_metric" / "drame_metric"
+ARCHETYPE = [CONTENT_PASS, *ARCHETYPE_DIMENSIONS]
+REALISM = list(REALISM_DIMENSIONS)
+
+
+@pytest.fixture(scope="module")
+def drame():
+    import evaluate
+
+    return evaluate.load(str(METRIC_DIR))
+
+
+def same(a: dict, b: dict) -> None:
+    assert a.keys() == b.keys()
+    for key, value in a.items():
+        if isinstance(value, float):
+            assert (math.isnan(value) and math.isnan(b[key])) or value == pytest.approx(
+                b[key], abs=1e-12
+            ), key
+        else:
+            assert value == b[key], key
+
+
+def sample_inputs(seed: int = 0, n: int = 60):
+    rng = np.random.default_rng(seed)
+    refs, preds = [], []
+    for _ in range(n):
+        k = int(rng.integers(3, 6))
+        aq = [None if rng.random() < 0.1 else int(rng.integers(1, 6)) for _ in range(k)]
+        hl = [int(rng.integers(1, 6)) for _ in range(k)]
+        refs.append([aq, hl])
+        preds.append(
+            [float(rng.uniform(1, 5)), float(np.clip(np.mean(hl) + rng.normal(0, 0.5), 1, 5))]
+        )
+    return preds, refs, ["audio_quality", "human_likeness"]
+
+
+def test_loads_by_path_from_the_root_and_by_name_inside_evaluate_metric(monkeypatch):
+    import evaluate
+
+    preds, refs, dims = sample_inputs()
+    expected = M.alignment_table(preds, refs, dims)
+    monkeypatch.chdir(REPO)
+    by_path = evaluate.load("evaluate_metric/drame_metric").compute(
+        predictions=preds, references=refs, dimensions=dims
+    )
+    monkeypatch.chdir(REPO / "evaluate_metric")
+    by_name = evaluate.load("drame_metric").compute(
+        predictions=preds, references=refs, dimensions=dims
+    )
+    same(by_path, expected)
+    same(by_name, expected)
+
+
+def test_add_batch_accumulates(drame):
+    preds, refs, dims = sample_inputs(1)
+    for start in range(0, len(preds), 7):
+        drame.add_batch(predictions=preds[start : start + 7], references=refs[start : start + 7])
+    same(drame.compute(dimensions=dims), M.alignment_table(preds, refs, dims))
+
+
+def test_flat_references_and_options_pass_through(drame):
+    rng = np.random.default_rng(2)
+    n = 80
+    means = rng.integers(1, 6, (n, 3)).astype(float)
+    preds = np.clip(means + rng.normal(0, 1, means.shape), 1, 5)
+    refs = means.tolist()
+    refs[0][1] = None
+    dims = ["emotion_accuracy", "emotion_intensity_control", "dynamic_range"]
+    got = drame.compute(
+        predictions=preds.tolist(),
+        references=refs,
+        dimensions=dims,
+        emotion_gating=True,
+        bootstrap=40,
+        seed=3,
+    )
+    same(got, M.alignment_table(preds, refs, dims, emotion_gating=True, bootstrap=40, seed=3))
+    assert got["emotion_intensity_control_gated"] > 0
+    assert got["emotion_intensity_control_missing"] == 1
+
+
+def test_bad_input_raises_value_error_naming_it(drame):
+    with pytest.raises(
+        ValueError, match=r"references\[1\] \(dimension 'audio_quality'\): nan is not a score"
+    ):
+        drame.compute(
+            predictions=[[3.0], [2.0]],
+            references=[[4.0], [float("nan")]],
+            dimensions=["audio_quality"],
+        )
+    with pytest.raises(ValueError, match="score 7 outside the scale 1..5"):
+        drame.compute(
+            predictions=[[7.0], [2.0]], references=[[4.0], [3.0]], dimensions=["audio_quality"]
+        )
+    with pytest.raises(ValueError, match="unknown dimension 'loudness'"):
+        drame.compute(predictions=[[3.0]], references=[[4.0]], dimensions=["loudness"])
+    with pytest.raises(ValueError, match="dimensions is required"):
+        drame.compute(predictions=[[3.0]], references=[[4.0]])
+
+
+def test_configs_name_the_default_dimensions():
+    import evaluate
+
+    realism = evaluate.load(str(METRIC_DIR), "realism")
+    rng = np.random.default_rng(4)
+    preds = rng.uniform(1, 5, (30, 10)).tolist()
+    refs = rng.integers(1, 6, (30, 10)).astype(float).tolist()
+    same(
+        realism.compute(predictions=preds, references=refs), M.alignment_table(preds, refs, REALISM)
+    )
+    archetype = evaluate.load(str(METRIC_DIR), "archetype")
+    got = archetype.compute(
+        predictions=[[0.9, 4, 4, 4], [0.1, 2, 3, 2]], references=[[1, 4, 4, 5], [0, 2, 2, 2]]
+    )
+    assert got["content_pass_accuracy"] == 1.0 and "audio_quality_pearson" in got
+
+
+def test_metric_card_examples_run(monkeypatch):
+    monkeypatch.chdir(REPO)
+    spec = importlib.util.spec_from_file_location(
+        "drame_metric_doc", METRIC_DIR / "drame_metric.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    test = doctest.DocTestParser().get_doctest(
+        module._KWARGS_DESCRIPTION, {}, "drame_metric", None, 0
+    )
+    runner = doctest.DocTestRunner()
+    runner.run(test)
+    assert runner.summarize().failed == 0 and runner.summarize().attempted >= 3
+    card = (METRIC_DIR / "README.md").read_text(encoding="utf-8")
+    assert card.startswith("---\n") and 'evaluate.load("evaluate_metric/drame_metric")' in card
+    assert 'evaluate.load("drame_metric")' in card
+
+
+# --- end to end on built datasets -----------------------------------------------------------------
+
+
+def rows_of(folder: Path, config: str, split: str):
+    from datasets import load_dataset
+
+    return load_dataset(str(folder), config, split=split).remove_columns("audio")
+
+
+def nested_references(annotations, dims):
+    return [
+        [[float(v) if v is not None else None for v in a[d]] for d in dims] for a in annotations
+    ]
+
+
+def a_fake_evaluator(annotations, dims, seed):
+    """Scores near the human mean (Content Pass: vote share), as a real evaluator would give."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for a in annotations:
+        row = []
+        for d in dims:
+            votes = [v for v in a[d] if v is not None]
+            if d == CONTENT_PASS:
+                row.append(float(np.clip(np.mean(votes) + rng.normal(0, 0.2), 0, 1)))
+            else:
+                row.append(
+                    float(np.clip((np.mean(votes) if votes else 3.0) + rng.normal(0, 0.7), 1, 5))
+                )
+        out.append(row)
+    return out
+
+
+def test_official_samples_end_to_end(drame, official_dataset_dir):
+    ds = rows_of(official_dataset_dir, "archetype", "test")
+    ann = ds["annotations"]
+    preds = a_fake_evaluator(ann, ARCHETYPE, 0)
+    got = drame.compute(
+        predictions=preds, references=nested_references(ann, ARCHETYPE), dimensions=ARCHETYPE
+    )
+    same(got, M.alignment_table(preds, M.annotator_matrices(ann, ARCHETYPE), ARCHETYPE))
+    # one clip failed Content Pass unanimously: its scores are null, so one sample is left per score
+    assert got["content_pass_count"] == 2 and got["content_pass_accuracy"] == 1.0
+    assert got["audio_quality_count"] == 1 and got["audio_quality_null_ratings"] == 6
+    assert (
+        math.isnan(got["audio_quality_pearson"])
+        and "1 sample(s)" in got["notes"]["audio_quality_pearson"]
+    )
+
+    ds = rows_of(official_dataset_dir, "realism", "test")
+    ann = ds["annotations"]
+    preds = a_fake_evaluator(ann, REALISM, 1)
+    got = drame.compute(
+        predictions=preds, references=nested_references(ann, REALISM), dimensions=REALISM
+    )
+    same(got, M.alignment_table(preds, M.annotator_matrices(ann, REALISM), REALISM))
+    means = [np.mean(ann[0][d]) for d in REALISM]
+    assert got["pitch_variation_mae"] == pytest.approx(abs(preds[0][0] - means[0]))
+    assert math.isnan(got["avg_pearson"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("config,dims", [("archetype", ARCHETYPE), ("realism", REALISM)])
+def test_demo_dataset_end_to_end(drame, demo_dataset_dir, config, dims):
+    ds = rows_of(demo_dataset_dir, config, "test")
+    ann = ds["annotations"]
+    preds = a_fake_evaluator(ann, dims, 2)
+    got = drame.compute(
+        predictions=preds,
+        references=nested_references(ann, dims),
+        dimensions=dims,
+        bootstrap=100,
+        seed=0,
+    )
+    same(
+        got, M.alignment_table(preds, M.annotator_matrices(ann, dims), dims, bootstrap=100, seed=0)
+    )
+    pearsons = []
+    for j, d in enumerate(dims):
+        if d == CONTENT_PASS:
+            continue
+        pairs = [
+            (p[j], np.mean([v for v in a[d] if v is not None]))
+            for p, a in zip(preds, ann, strict=True)
+            if any(v is not None for v in a[d])
+        ]
+        x, y = np.array(pairs).T
+        r = stats.pearsonr(x, y).statistic
+        assert got[f"{d}_pearson"] == pytest.approx(r, abs=1e-12)
+        lo, hi = got[f"{d}_pearson_ci"]
+        assert lo <= r <= hi
+        pearsons.append(r)
+    assert got["avg_pearson"] == pytest.approx(np.mean(pearsons), abs=1e-12)
