@@ -10,7 +10,7 @@ import argparse
 import importlib
 import sys
 
-COMMANDS = ("build", "summary", "isdrama", "score", "paraling", "trace", "agreement")
+COMMANDS = ("build", "summary", "isdrama", "score", "paraling", "trace", "agreement", "bench")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,133 @@
+"""`speech-drame bench`: RoleBench leaderboard of systems' spoken responses to a scenario set."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+
+def parse_systems(specs: list[str], systems_dir: str | None) -> dict[str, str]:
+    """``NAME=FOLDER`` specs plus every subfolder of ``systems_dir`` (named after the folder)."""
+    systems: dict[str, str] = {}
+    if systems_dir:
+        for sub in sorted(Path(systems_dir).iterdir()):
+            if sub.is_dir():
+                systems[sub.name] = str(sub)
+    for spec in specs:
+        name, sep, folder = spec.partition("=")
+        if not sep or not name or not folder:
+            raise ValueError(f"--system expects NAME=FOLDER, got {spec!r}")
+        systems[name] = folder
+    if not systems:
+        raise ValueError("no systems: give --system NAME=FOLDER or --systems-dir")
+    return systems
+
+
+def _rank_world(args: argparse.Namespace) -> tuple[int, int, object | None]:
+    """Explicit --rank/--world-size, else accelerate's process state under `accelerate launch`."""
+    if args.world_size is not None:
+        return args.rank, args.world_size, None
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        from accelerate import PartialState
+
+        state = PartialState()
+        return state.process_index, state.num_processes, state
+    return 0, 1, None
+
+
+def run(args: argparse.Namespace) -> int:
+    from speech_drame import rolebench, rolebench_report
+    from speech_drame.scorers.lite import ScorerError, load_scorer
+
+    try:
+        systems = parse_systems(args.system, args.systems_dir)
+        if Path(args.scenarios).is_dir():
+            if not args.config:
+                raise ValueError("a dataset folder needs --config archetype|realism")
+            scenarios = rolebench.load_dataset_scenarios(args.scenarios, args.config, args.split)
+        else:
+            scenarios = rolebench.load_scenario_file(args.scenarios, args.config)
+        human = json.loads(Path(args.human).read_text(encoding="utf-8")) if args.human else None
+        plan = rolebench.plan_work(scenarios, systems)
+        scorer = load_scorer(scenarios.mode, args.scorer)
+    except (ValueError, OSError, ScorerError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    rank, world, state = _rank_world(args)
+    scorer_id = rolebench.lite_scorer_id(scorer)
+    cache = None if args.no_cache else (args.cache_dir or "default")
+    summary = rolebench.run_shard(
+        plan, args.out, scorer, scorer_id, rank=rank, world_size=world,
+        workers=args.workers, cache=cache,
+    )  # fmt: skip
+    print(
+        f"shard {rank}/{world}: {summary.rows_written} scored now, "
+        f"{summary.already_done} already done, of {summary.shard_items}",
+        file=sys.stderr,
+    )
+    if state is not None:
+        state.wait_for_everyone()
+    elif world > 1:
+        return 0  # an explicit shard: a later run without --world-size merges and reports
+    if rank != 0:
+        return 0
+    rolebench.merge_shards(args.out)
+    table = rolebench_report.system_table(
+        rolebench.read_results(args.out), scenarios, plan, scorer_id,
+        aggregation=args.aggregation, decay=args.decay, n_resamples=args.resamples,
+    )  # fmt: skip
+    try:
+        agreement = rolebench_report.human_agreement(table, human) if human else None
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    meta = {"scenarios": str(args.scenarios), "mode": scenarios.mode, "scorer": scorer_id,
+            "multi_turn": scenarios.multi_turn}  # fmt: skip
+    paths = rolebench_report.write_reports(
+        table, args.out, agreement=agreement, meta=meta, plots=not args.no_plots
+    )
+    print(paths["markdown"].read_text(encoding="utf-8"))
+    for name, path in paths.items():
+        print(f"{name}: {path}")
+    problems = sum(len(e["missing"]) + len(e["failed"]) for e in table.values())
+    if problems:
+        print(f"{problems} response(s) missing or failed; listed above", file=sys.stderr)
+        return 1
+    return 0
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "bench",
+        help=__doc__.split(": ", 1)[1],
+        description="Score every system's response audio (file name = scenario id) and write "
+        "the leaderboard (Content Pass rate, per-dimension means, average, bootstrap "
+        "intervals) as Markdown, CSV, JSON and PNG plots. Resumable: rows already in "
+        "OUT/results.jsonl are not scored again.",
+    )
+    parser.add_argument(
+        "--scenarios",
+        required=True,
+        help="scenario JSONL (archetype, realism or multi-turn) or a Hub-ready dataset folder",
+    )
+    parser.add_argument("--config", choices=("archetype", "realism"), help="mode / dataset config")
+    parser.add_argument("--split", default="test", help="dataset split (default: test)")
+    parser.add_argument("--system", action="append", default=[], metavar="NAME=FOLDER")
+    parser.add_argument("--systems-dir", help="a folder whose subfolders are the systems")
+    parser.add_argument("--out", required=True, help="run folder (results and reports)")
+    parser.add_argument("--scorer", help="trained scorer folder (default: artifacts/lite_scorer)")
+    parser.add_argument("--workers", type=int, default=1, help="clips analysed in parallel")
+    parser.add_argument("--human", help="JSON {system: human score}: report ranking Spearman")
+    parser.add_argument("--aggregation", choices=("mean", "recency", "min"), default="mean",
+                        help="multi-turn: how turn scores make a dialogue score")  # fmt: skip
+    parser.add_argument("--decay", type=float, default=0.5, help="multi-turn recency decay")
+    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
+    parser.add_argument("--rank", type=int, default=0, help="this shard (with --world-size)")
+    parser.add_argument("--world-size", type=int, help="number of shards (default: accelerate)")
+    parser.add_argument("--cache-dir", help="feature cache folder (default: $SPEECH_DRAME_CACHE)")
+    parser.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    parser.set_defaults(func=run)

@@ -1,0 +1,223 @@
+"""RoleBench: leaderboard, failures listed, resume, shards, SIGKILL recovery, multi-turn."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from speech_drame import rolebench
+from speech_drame.cli import main
+from speech_drame.features.blueprint import extract_blueprints
+from speech_drame.multiturn import aggregate_turns
+from speech_drame.results_log import ResultsLog, read_rows
+from speech_drame.scorers.lite import TrainingOptions, train_lite_scorer
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+LIBRIVOX = Path("/usr/share/pocketsphinx/test/data/librivox")
+SR = 16_000
+QUESTION = "You narrate a Regency novel about the Dashwood family. You say:"
+PROFILE = "John Dashwood, a cautious, rather selfish gentleman"
+SCENE = "John weighs how much to give his stepmother and sisters"
+IDS = ("s1", "s2", "s3")
+
+
+def _noisy(x: np.ndarray, level: float, seed: int) -> np.ndarray:
+    y = x + (level * np.random.default_rng(seed).standard_normal(len(x))).astype(np.float32)
+    return 0.9 * y / np.abs(y).max()
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory) -> dict[str, Path]:
+    """Three systems (clean, noisy, broken: one missing, one unreadable), scenario files and a
+    tiny scorer per mode trained on the clean and noisy responses."""
+    if not LIBRIVOX.is_dir():
+        pytest.skip("Debian package pocketsphinx-testdata is not installed")
+    root = tmp_path_factory.mktemp("rolebench")
+    clean = [sf.read(p, dtype="float32")[0] for p in sorted(LIBRIVOX.glob("*.wav"))[:3]]
+    systems = root / "systems"
+    for name in ("clean", "noisy", "broken"):
+        (systems / name).mkdir(parents=True)
+    for i, (sid, x) in enumerate(zip(IDS, clean, strict=True)):
+        sf.write(systems / "clean" / f"{sid}.wav", 0.9 * x / np.abs(x).max(), SR)
+        sf.write(systems / "noisy" / f"{sid}.wav", _noisy(x, 0.15, i), SR)
+    shutil.copy(systems / "clean" / "s1.wav", systems / "broken" / "s1.wav")
+    (systems / "broken" / "s3.wav").write_bytes(b"RIFF garbage, not a wave file")
+    archetype = root / "archetype.jsonl"
+    archetype.write_text("".join(json.dumps({"id": s, "question": QUESTION}) + "\n" for s in IDS))
+    dialogues = [
+        {"dialogue_id": "d1", "profile": PROFILE, "scene": SCENE,
+         "turns": [{"turn": 1, "scenario_id": "s2"}, {"turn": 0, "scenario_id": "s1"}]},
+        {"dialogue_id": "d2", "profile": PROFILE, "scene": SCENE,
+         "turns": [{"turn": 0, "scenario_id": "s3"}]},
+    ]  # fmt: skip
+    multi = root / "dialogues.jsonl"
+    multi.write_text("".join(json.dumps(d) + "\n" for d in dialogues))
+    cache = root / "cache"
+    paths = [str(systems / s / f"{i}.wav") for s in ("clean", "noisy") for i in IDS]
+    noisy = [s == "noisy" for s in ("clean", "noisy") for _ in IDS]
+    quality = [[2, 1, 2] if n else [5, 4, 5] for n in noisy]
+    scorers = root / "scorers"
+    for mode, ctx in (
+        ("archetype", {"question": QUESTION}),
+        ("realism", {"profile": PROFILE, "scene": SCENE, "traits": PROFILE}),
+    ):
+        batch = extract_blueprints(paths, [ctx] * len(paths), cache, progress=False)
+        assert not batch.errors
+        labels = (
+            {"audio_quality": quality, "content_pass": [[True, True, not n] for n in noisy]}
+            if mode == "archetype"
+            else {"pitch_variation": quality, "local_story_fit": quality}
+        )
+        opts = TrainingOptions(epochs=60, seed=0)
+        train_lite_scorer(batch.blueprints, labels, mode, opts).save(scorers / mode)
+    return {"root": root, "systems": systems, "archetype": archetype, "multi": multi,
+            "cache": cache, "scorers": scorers}  # fmt: skip
+
+
+def _bench(b: dict[str, Path], out: Path, *extra: str, scenarios: str = "archetype") -> int:
+    return main([
+        "bench", "--scenarios", str(b[scenarios]), "--systems-dir", str(b["systems"]),
+        "--out", str(out), "--scorer", str(b["scorers"]), "--cache-dir", str(b["cache"]),
+        "--resamples", "200", *extra,
+    ])  # fmt: skip
+
+
+def test_leaderboard_lists_failures_and_ranks_clean_above_noisy(bench, tmp_path, capsys) -> None:
+    human = tmp_path / "human.json"
+    human.write_text(json.dumps({"clean": 4.0, "noisy": 2.0, "broken": 3.0}))
+    out = tmp_path / "run"
+    assert _bench(bench, out, "--human", str(human)) == 1  # broken: one missing, one unreadable
+    printed = capsys.readouterr()
+    doc = json.loads((out / "leaderboard.json").read_text())
+    systems = doc["systems"]
+    assert systems["broken"]["missing"] == ["s2"]
+    (failure,) = systems["broken"]["failed"]
+    assert failure["scenario"] == "s3" and "unreadable" in failure["error"]
+    assert systems["broken"]["n_scored"] == 1 and systems["clean"]["n_scored"] == 3
+    q = {s: systems[s]["dimensions"]["audio_quality"] for s in ("clean", "noisy")}
+    assert q["clean"]["mean"] > q["noisy"]["mean"] + 1.0
+    for stat in q.values():
+        assert stat["ci"][0] <= stat["mean"] <= stat["ci"][1]
+    rows = read_rows(out / "results.jsonl")
+    clean_rows = [r for r in rows if r["system"] == "clean"]
+    want = np.mean([r["scores"]["audio_quality"] for r in clean_rows])
+    assert q["clean"]["mean"] == pytest.approx(want)
+    passed = np.mean([r["content_pass"] >= 0.5 for r in clean_rows])
+    assert systems["clean"]["content_pass"]["mean"] == pytest.approx(passed)
+    avg = systems["noisy"]["average"]["mean"]
+    dims = systems["noisy"]["dimensions"]
+    assert avg == pytest.approx(np.mean([d["mean"] for d in dims.values()]))
+    assert doc["ranking"][-1] == "noisy"
+    assert doc["human_agreement"]["n_systems"] == 3
+    assert "missing response for scenario s2" in printed.out
+    assert "unreadable" in (out / "leaderboard.md").read_text()
+    header = (out / "leaderboard.csv").read_text().splitlines()[0].split(",")
+    assert header[:6] == ["rank", "system", "n_scenarios", "n_scored", "n_missing", "n_failed"]
+    assert "audio_quality_ci_low" in header and "content_pass" in header
+    for png in ("bars.png", "radar.png"):
+        assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    # a rerun scores nothing and adds no row; a changed file is scored again
+    assert _bench(bench, out, "--no-plots") == 1
+    assert "0 scored now, 8 already done" in capsys.readouterr().err
+    assert len(read_rows(out / "results.jsonl")) == len(rows) == 8
+    assert len({(r["system"], r["scenario"]) for r in rows}) == 8
+
+
+def test_results_log_drops_and_cuts_a_torn_final_line(tmp_path) -> None:
+    path = tmp_path / "r.jsonl"
+    with ResultsLog(path) as log:
+        log.append({"a": 1})
+        log.append({"a": 2})
+    with path.open("ab") as handle:
+        handle.write(b'{"a": 3, "tor')
+    assert read_rows(path) == [{"a": 1}, {"a": 2}]
+    with ResultsLog(path) as log:
+        log.append({"a": 4})
+    assert read_rows(path) == [{"a": 1}, {"a": 2}, {"a": 4}]
+    path.write_bytes(b'{"a": 1}\nnot json\n')
+    with pytest.raises(ValueError, match=r"r.jsonl:2: not a JSON row"):
+        read_rows(path)
+
+
+def test_shards_partition_the_work_and_merge_without_duplicates(bench, tmp_path, capsys) -> None:
+    items = list(range(11))
+    parts = [rolebench.shard(items, r, 3) for r in range(3)]
+    assert sorted(sum(parts, [])) == items and all(parts)
+    with pytest.raises(ValueError, match="rank 3 of 3"):
+        rolebench.shard(items, 3, 3)
+    out = tmp_path / "run"
+    for rank in (0, 1):
+        assert _bench(bench, out, "--rank", str(rank), "--world-size", "2", "--no-plots") == 0
+        assert not (out / "leaderboard.json").exists()
+    shard_rows = [read_rows(out / f"results.rank{r}.jsonl") for r in (0, 1)]
+    assert {len(r) for r in shard_rows} == {4}
+    keys = [tuple(r[k] for k in rolebench.KEY_FIELDS) for rows in shard_rows for r in rows]
+    assert len(set(keys)) == 8
+    capsys.readouterr()
+    assert _bench(bench, out, "--no-plots") == 1
+    assert "0 scored now, 8 already done" in capsys.readouterr().err
+    assert not list(out.glob("results.rank*.jsonl"))
+    merged = read_rows(out / "results.jsonl")
+    assert sorted(tuple(r[k] for k in rolebench.KEY_FIELDS) for r in merged) == sorted(keys)
+
+
+def test_a_sigkilled_run_resumes_with_no_lost_or_duplicate_rows(bench, tmp_path) -> None:
+    systems = tmp_path / "systems"
+    (systems / "v").mkdir(parents=True)
+    for i, sid in enumerate(IDS):
+        x = sf.read(bench["systems"] / "clean" / f"{sid}.wav", dtype="float32")[0]
+        sf.write(systems / "v" / f"{sid}.wav", _noisy(x, 0.05, 100 + i), SR)
+    out, cache = tmp_path / "run", tmp_path / "cache"  # a cold cache: real extraction work
+    args = ["bench", "--scenarios", str(bench["archetype"]), "--systems-dir", str(systems),
+            "--out", str(out), "--scorer", str(bench["scorers"]), "--cache-dir", str(cache),
+            "--no-plots", "--resamples", "50"]  # fmt: skip
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
+    proc = subprocess.Popen([sys.executable, "-m", "speech_drame.cli", *args], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    results = out / "results.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if results.is_file() and results.stat().st_size:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run finished before it could be killed"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    before = read_rows(results)
+    assert 0 < len(before) < 3
+    assert main(args) == 0
+    after = read_rows(results)
+    keys = [tuple(r[k] for k in rolebench.KEY_FIELDS) for r in after]
+    assert len(keys) == len(set(keys)) == 3
+    assert after[: len(before)] == before
+
+
+def test_multi_turn_dialogues_are_aggregated_from_turn_scores(bench, tmp_path) -> None:
+    out = tmp_path / "run"
+    status = _bench(bench, out, "--aggregation", "recency", "--decay", "0.5", "--no-plots",
+                    scenarios="multi")  # fmt: skip
+    assert status == 1  # the broken system lacks s2 and cannot read s3
+    doc = json.loads((out / "leaderboard.json").read_text())
+    assert doc["multi_turn"] is True
+    broken = doc["systems"]["broken"]
+    assert broken["n_dialogues_scored"] == 0
+    assert broken["incomplete_dialogues"] == ["d1", "d2"]
+    rows = {(r["system"], r["scenario"]): r.get("scores") for r in read_rows(out / "results.jsonl")}
+    clean = doc["systems"]["clean"]
+    assert clean["n_dialogues_scored"] == 2 and clean["aggregation"] == "recency"
+    d1 = aggregate_turns([rows["clean", "s1"], rows["clean", "s2"]], "recency", decay=0.5)
+    d2 = rows["clean", "s3"]
+    for dim, stat in clean["dimensions"].items():
+        assert stat["mean"] == pytest.approx((d1[dim] + d2[dim]) / 2)
