@@ -388,3 +388,50 @@ def test_cli_builds_queries_and_runs_the_offline_protocol(demo, tmp_path, capsys
     bad = ["paraling", "run", str(path), "--responses", str(root / "responses"),
            "--baseline", "plain", "--candidates", "plain"]  # fmt: skip
     assert main(bad) == 2
+
+
+def test_offline_comparator_on_the_default_lite_scorer(demo):
+    from speech_drame.features.blueprint import extract_blueprints
+    from speech_drame.protocols.paraling.demo import BASELINE, CANDIDATES
+    from speech_drame.protocols.paraling.lite_aspects import LiteAspectScorer
+    from speech_drame.scorers.lite import TrainingOptions, train_lite_scorer
+
+    root, path = demo
+    queries = load_queries(path)
+    systems = [BASELINE, *CANDIDATES]
+    clips = [(s, q) for q in queries for s in systems]
+    batch = extract_blueprints(
+        [str(root / "responses" / s / f"{q.id}.wav") for s, q in clips],
+        contexts=[{"question": q.instruction} for _, q in clips],
+        cache=root / "cache",
+        progress=False,
+    )
+    assert not batch.errors
+    # synthetic annotators: noise ruins quality, the expressive system fits the instruction
+    quality = {"plain": [4, 4, 5], "expressive": [4, 4, 4], "noisy": [1, 2, 1]}
+    fit = {"plain": [2, 3, 2], "expressive": [5, 4, 5], "noisy": [2, 2, 3]}
+    labels = {
+        "audio_quality": [quality[s] for s, _ in clips],
+        "human_likeness": [quality[s] for s, _ in clips],
+        "appropriateness": [fit[s] for s, _ in clips],
+        "content_pass": [[True, True, True] for _ in clips],
+    }
+    scorer = train_lite_scorer(batch.blueprints, labels, "archetype", TrainingOptions(epochs=150))
+    aspects = LiteAspectScorer(scorer)
+    judge = OfflineComparator(aspects, margin=0.25, context="all")
+    run = run_paraling(queries, root / "responses", BASELINE, list(CANDIDATES), judge,
+                       cache=root / "cache")  # fmt: skip
+    assert run.report["n_failures"] == 0
+    for j in run.judgments:
+        base, cand = j.ratings["baseline"], j.ratings["candidate"]
+        assert all(0.0 <= v <= 3.0 for v in [*base.values(), *cand.values()])
+        if j.candidate == "noisy":
+            assert cand["fluency"] < base["fluency"] and j.winner == "baseline"
+        else:
+            assert cand["paralinguistics"] > base["paralinguistics"]
+    scores = run.report["overall"]["candidates"]
+    assert scores["noisy"]["score"] == 0.0 and scores["expressive"]["score"] > 50.0
+    with pytest.raises(ValueError, match="archetype LiteScorer"):
+        LiteAspectScorer(train_lite_scorer(batch.blueprints[:3], {
+            "audio_quality": labels["audio_quality"][:3]}, "archetype",
+            TrainingOptions(epochs=1)))  # fmt: skip

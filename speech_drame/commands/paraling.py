@@ -36,6 +36,7 @@ def run(args: argparse.Namespace) -> int:
     from ..audio import AudioError
     from ..judges import JudgeRequestError
     from ..protocols.paraling import demo, queries
+    from ..scorers.lite import ScorerError
 
     try:
         if args.action == "build":
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"wrote {demo.build_demo(args.out)} and {Path(args.out) / 'responses'}")
             return 0
         return _run_protocol(args)
-    except (AudioError, ValueError, OSError, JudgeRequestError) as exc:
+    except (AudioError, ValueError, OSError, JudgeRequestError, ScorerError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
@@ -67,6 +68,12 @@ def _run_protocol(args: argparse.Namespace) -> int:
     qs = load_queries(args.queries)
     if args.judge == "chat":
         judge = ChatPairJudge(chat_client(args), temperature=args.temperature)
+    elif args.scorer == "lite":
+        from ..protocols.paraling.lite_aspects import LiteAspectScorer
+        from ..scorers.lite import load_scorer
+
+        aspects = LiteAspectScorer(load_scorer("archetype", args.lite_scorer))
+        judge = OfflineComparator(aspects, margin=args.margin, context="all")
     else:
         judge = OfflineComparator(rule_aspect_scores, margin=args.margin)
     human = json.loads(Path(args.human).read_text(encoding="utf-8")) if args.human else None
@@ -108,6 +115,13 @@ def register(subparsers) -> None:
     run_.add_argument(
         "--margin", type=float, default=0.25, help="offline: rating-sum difference that is a tie"
     )
+    run_.add_argument(
+        "--scorer",
+        choices=("lite", "rules"),
+        default="rules",
+        help="offline: the trained default LiteScorer (archetype mode) or blueprint rules",
+    )
+    run_.add_argument("--lite-scorer", help="LiteScorer folder (default: artifacts/lite_scorer)")
     run_.add_argument("--human", help="JSON {system: human score} to rank-correlate with")
     run_.add_argument("--out", help="JSON file for the report and every judgment")
     add_feature_cache_argument(run_)

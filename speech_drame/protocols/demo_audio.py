@@ -40,6 +40,7 @@ def render_clips(renderings: Sequence[Rendering], paths: Sequence[Path], seed: i
         WorldAnalysis,
         apply_delivery,
         limit_peak,
+        needs_world,
         set_level,
     )
     from speech_drame.demo.tts import synthesize_piper_batch
@@ -61,9 +62,10 @@ def render_clips(renderings: Sequence[Rendering], paths: Sequence[Path], seed: i
             wavs = synthesize_piper_batch([t for t, _ in segs], rate, Path(tmp) / f"r{i}")
             for seg, wav in zip(segs, wavs, strict=True):
                 samples, rate_hz = sf.read(wav, dtype="float32")
-                delivery = PRESETS[seg[1]]
-                analysis = WorldAnalysis(samples, rate_hz) if delivery.vocoded else None
-                audio[seg] = apply_delivery(set_level(samples), delivery, analysis)
+                delivery = PRESETS[seg[1]]  # piper already spoke at the preset's rate
+                world = needs_world(delivery, rate)
+                analysis = WorldAnalysis(samples, rate_hz) if world else None
+                audio[seg] = apply_delivery(set_level(samples), delivery, rate, analysis)
     rng = np.random.default_rng(seed)
     gap = np.zeros(int(SEGMENT_GAP_S * rate_hz), dtype=np.float32)
     for r, path in zip(renderings, paths, strict=True):

@@ -85,6 +85,10 @@ class PairJudge(Protocol):
     name: str
     needs_blueprints: bool
 
+    def wants_context(self, query: Query) -> bool:
+        """Whether the blueprints of ``query``'s responses need their similarity to it."""
+        ...
+
     def compare(self, query: Query, first: Response, second: Response) -> PositionVerdict: ...
 
 
@@ -166,6 +170,9 @@ class ChatPairJudge:
         self.client, self.temperature = client, temperature
         self.max_tokens, self.system = max_tokens, system
 
+    def wants_context(self, query: Query) -> bool:
+        return False
+
     def payload(self, query: Query, first: Response, second: Response) -> dict[str, Any]:
         from speech_drame.judges.prompt import audio_part, text_part, wav_base64
 
@@ -207,7 +214,9 @@ AspectScorer = Callable[[Query, Blueprint], Mapping[str, float]]
 class OfflineComparator:
     """Rates both responses with ``scorer`` (0-3 per aspect) and compares the summed ratings.
 
-    A difference of at most ``margin`` is a tie. The analysis names each response's speech
+    A difference of at most ``margin`` is a tie. ``context``: the queries whose response
+    blueprints need their similarity to the query text: ``"situational"`` (what the rule
+    scorer reads) or ``"all"`` (what a LiteScorer reads). The analysis names each response's speech
     span (from voice activity) and ratings, so it is grounded in timestamps like the chat
     judge's.
     """
@@ -215,10 +224,15 @@ class OfflineComparator:
     name = "offline"
     needs_blueprints = True
 
-    def __init__(self, scorer: AspectScorer, margin: float = 0.25):
+    def __init__(self, scorer: AspectScorer, margin: float = 0.25, context: str = "situational"):
         if margin < 0:
             raise ValueError(f"margin must be >= 0, got {margin}")
-        self.scorer, self.margin = scorer, margin
+        if context not in ("situational", "all"):
+            raise ValueError(f"context must be 'situational' or 'all', got {context!r}")
+        self.scorer, self.margin, self.context = scorer, margin, context
+
+    def wants_context(self, query: Query) -> bool:
+        return self.context == "all" or query.task == "situational_adaptation"
 
     def compare(self, query: Query, first: Response, second: Response) -> PositionVerdict:
         ratings, notes = [], []

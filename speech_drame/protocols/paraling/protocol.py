@@ -2,9 +2,11 @@
 
 Responses live at ``<responses>/<system>/<query id>.wav``. For each candidate the play order
 of each query comes from :func:`.judges.presentation_orders` with the run's seed (recorded in
-the report). Offline judges get blueprints from the feature cache (situational replies with
-their similarity to the query). A missing or unreadable response, or an unusable verdict, is
-a failed judgment: counted per group, listed with its reason, never scored as a tie.
+the report). Offline judges get blueprints from the feature cache, with the similarity of a
+response to its query text (the ``question`` context) where the judge asks for it. A missing
+or unreadable response (or one the ASR heard no words in, when a similarity is needed), or an
+unusable verdict, is a failed judgment: counted per group, listed with its reason, never
+scored as a tie.
 """
 
 from __future__ import annotations
@@ -69,7 +71,11 @@ class ParalingRun:
 
 
 def _blueprints(
-    queries: Sequence[Query], root: Path, systems: Sequence[str], cache: CacheArg
+    queries: Sequence[Query],
+    root: Path,
+    systems: Sequence[str],
+    cache: CacheArg,
+    judge: PairJudge,
 ) -> tuple[dict[str, Blueprint], dict[str, str]]:
     clips = [
         (str(response_path(root, s, q.id)), q)
@@ -77,9 +83,7 @@ def _blueprints(
         for s in systems
         if response_path(root, s, q.id).is_file()
     ]
-    contexts = [
-        {"question": q.instruction} if q.task == "situational_adaptation" else {} for _, q in clips
-    ]
+    contexts = [{"question": q.instruction} if judge.wants_context(q) else {} for _, q in clips]
     batch = extract_blueprints([c for c, _ in clips], contexts, cache=cache, progress=False)
     found = {c: bp for (c, _), bp in zip(clips, batch.blueprints, strict=True) if bp is not None}
     return found, {clips[i][0]: reason for i, reason in batch.errors.items()}
@@ -103,7 +107,7 @@ def run_paraling(
     blueprints: dict[str, Blueprint] = {}
     errors: dict[str, str] = {}
     if judge.needs_blueprints:
-        blueprints, errors = _blueprints(queries, root, [baseline, *candidates], cache)
+        blueprints, errors = _blueprints(queries, root, [baseline, *candidates], cache, judge)
     for cand in candidates:
         orders = presentation_orders([q.id for q in queries], cand, seed)
         for q in queries:
