@@ -1,4 +1,4 @@
-"""`speech-drame score`: score role-play clips offline with the LiteScorer."""
+"""`speech-drame score`: score role-play clips offline with the LiteScorer or DRAME-Eval."""
 
 from __future__ import annotations
 
@@ -10,6 +10,13 @@ from pathlib import Path
 AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".mp3")  # formats load_audio reads (libsndfile)
 
 CONTEXT_OPTIONS = {"archetype": ("question",), "realism": ("profile", "scene", "traits")}
+DRAME_EVAL = "drame-eval:"  # --scorer drame-eval:PATH_OR_HUB_ID selects the audio-LLM evaluator
+DRAME_EVAL_FIELDS = {  # context option -> the dataset column the DRAME-Eval prompt reads
+    "question": "question",
+    "profile": "char_profile",
+    "scene": "local_scene",
+    "traits": "char_style",
+}
 
 
 def expand_clips(paths: list[str]) -> list[str]:
@@ -28,7 +35,9 @@ def format_clip(result) -> str:
     """One clip as a small table: score and 1..5 distribution per dimension."""
     from speech_drame.schema import RUBRIC_NAMES
 
-    lines = [f"{result.source}", f"  transcript: {result.transcript!r}"]
+    lines = [f"{result.source}"]
+    if result.transcript:
+        lines.append(f"  transcript: {result.transcript!r}")
     if result.content_pass is not None:
         lines.append(f"  {'Content Pass probability':<36}{result.content_pass:6.3f}")
     lines.append(
@@ -40,8 +49,43 @@ def format_clip(result) -> str:
     return "\n".join(lines)
 
 
+def score_with_drame_eval(spec: str, mode: str, clips: list[str], context: dict[str, str]):
+    """``(scored, errors)`` by clip index, with a DRAME-Eval folder or Hub id ``spec``.
+
+    Results take the LiteScorer's output form (``transcript`` stays empty: no ASR here).
+    """
+    from speech_drame.audio import AudioError
+    from speech_drame.schema import CONTENT_PASS
+    from speech_drame.scorers.drame_eval import DrameEvalScorer, clip_from_file
+    from speech_drame.scorers.lite import ClipScores, ScorerError
+
+    scorer = DrameEvalScorer.from_pretrained(spec)
+    if scorer.config != mode:
+        raise ScorerError(f"{spec}: a DRAME-Eval evaluator for {scorer.config}, not {mode}")
+    fields = {DRAME_EVAL_FIELDS[option]: value for option, value in context.items()}
+    loaded, errors = {}, {}
+    for i, path in enumerate(clips):
+        try:
+            loaded[i] = clip_from_file(path, fields)
+        except AudioError as exc:
+            errors[i] = str(exc)
+    scored = {}
+    for i, result in zip(loaded, scorer.score_clips(loaded.values()), strict=True):
+        if not result.ok:
+            errors[i] = result.error
+            continue
+        dims = [d for d in result.scores if d != CONTENT_PASS]
+        cp = result.scores.get(CONTENT_PASS)
+        scored[i] = ClipScores(
+            clips[i],
+            {d: result.scores[d].expected for d in dims},
+            {d: list(result.scores[d].probabilities) for d in dims},
+            content_pass=cp.expected if cp else None,
+        )
+    return scored, dict(sorted(errors.items()))
+
+
 def run(args: argparse.Namespace) -> int:
-    from speech_drame.features.blueprint import extract_blueprints
     from speech_drame.scorers.lite import ScorerError, load_scorer
 
     missing = [f"--{c}" for c in CONTEXT_OPTIONS[args.mode] if not getattr(args, c)]
@@ -55,33 +99,46 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    try:
-        scorer = load_scorer(args.mode, args.scorer)
-    except ScorerError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
     context = {c: getattr(args, c) for c in CONTEXT_OPTIONS[args.mode]}
-    batch = extract_blueprints(
-        clips,
-        [context] * len(clips),
-        cache=None if args.no_cache else (args.cache_dir or "default"),
-        progress=len(clips) > 1 and not args.quiet,
-    )
-    ok = [i for i, b in enumerate(batch.blueprints) if b is not None]
-    scored = dict(zip(ok, scorer.score_blueprints([batch.blueprints[i] for i in ok]), strict=True))
+    if args.scorer and args.scorer.startswith(DRAME_EVAL):
+        try:
+            scored, errors = score_with_drame_eval(
+                args.scorer[len(DRAME_EVAL) :], args.mode, clips, context
+            )
+        except (ScorerError, OSError, ValueError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    else:
+        from speech_drame.features.blueprint import extract_blueprints
+
+        try:
+            scorer = load_scorer(args.mode, args.scorer)
+        except ScorerError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        batch = extract_blueprints(
+            clips,
+            [context] * len(clips),
+            cache=None if args.no_cache else (args.cache_dir or "default"),
+            progress=len(clips) > 1 and not args.quiet,
+        )
+        ok = [i for i, b in enumerate(batch.blueprints) if b is not None]
+        blueprints = [batch.blueprints[i] for i in ok]
+        scored = dict(zip(ok, scorer.score_blueprints(blueprints), strict=True))
+        errors = batch.errors
     if args.json:
         rows = [
-            scored[i].to_dict() if i in scored else {"source": clip, "error": batch.errors[i]}
+            scored[i].to_dict() if i in scored else {"source": clip, "error": errors[i]}
             for i, clip in enumerate(clips)
         ]
         print(json.dumps(rows, indent=1))
     else:
-        for i in ok:
+        for i in sorted(scored):
             print(format_clip(scored[i]))
-    for reason in batch.errors.values():
+    for reason in errors.values():
         print(f"not scored: {reason}", file=sys.stderr)
-    if batch.errors:
-        print(f"{len(batch.errors)} of {len(clips)} clip(s) could not be scored", file=sys.stderr)
+    if errors:
+        print(f"{len(errors)} of {len(clips)} clip(s) could not be scored", file=sys.stderr)
         return 1
     return 0
 
@@ -99,7 +156,11 @@ def register(subparsers) -> None:
     parser.add_argument("--profile", help="realism: the character's global profile")
     parser.add_argument("--scene", help="realism: the local scene")
     parser.add_argument("--traits", help="realism: the character's style traits")
-    parser.add_argument("--scorer", help="trained scorer folder (default: artifacts/lite_scorer)")
+    parser.add_argument(
+        "--scorer",
+        help="trained LiteScorer folder (default: artifacts/lite_scorer), or "
+        "drame-eval:PATH_OR_HUB_ID for a DRAME-Eval audio-LLM evaluator",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.add_argument("--cache-dir", help="feature cache folder (default: $SPEECH_DRAME_CACHE)")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the cache")

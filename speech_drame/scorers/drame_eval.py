@@ -136,6 +136,12 @@ def clip_from_row(row: Mapping[str, Any]) -> Clip:
     return Clip(str(row["id"]), audio.samples, fields)
 
 
+def clip_from_file(path: str | os.PathLike, fields: Mapping[str, Any]) -> Clip:
+    """A :class:`Clip` read from an audio file (first 30 s); raises ``AudioError`` naming it."""
+    audio = load_audio(path, max_seconds=SCORED_SECONDS)
+    return Clip(str(path), audio.samples, dict(fields))
+
+
 def _modules(model: Any) -> tuple[Any, Any]:
     """(multimodal trunk, lm_head) of a Qwen2-Audio model, PEFT-wrapped or not."""
     base = model.get_base_model() if hasattr(model, "get_base_model") else model

@@ -1,0 +1,84 @@
+"""`speech-drame score --scorer drame-eval:FOLDER`: same output as the LiteScorer path."""
+
+import json
+
+import pytest
+import soundfile as sf
+from conftest import tone
+
+from speech_drame.audio_llm.tiny import build_tiny
+from speech_drame.cli import main
+from speech_drame.scorers.drame_eval import Clip, DrameEvalScorer, EvaluatorInfo
+
+QUESTION = "You are a night-shift nurse. A patient cannot sleep. You say:"
+
+
+@pytest.fixture(scope="module")
+def evaluator(tmp_path_factory):
+    """An (untrained) DRAME-Eval folder: tiny base from seed 1, fresh LoRA adapter, processor."""
+    from peft import LoraConfig, get_peft_model
+
+    from speech_drame.audio_llm.qwen2_audio import LORA_TARGET_REGEX
+
+    folder = tmp_path_factory.mktemp("drame_eval")
+    model, processor = build_tiny(seed=1)
+    peft = get_peft_model(model, LoraConfig(r=4, target_modules=LORA_TARGET_REGEX))
+    peft.save_pretrained(folder)
+    processor.save_pretrained(folder)
+    dims = ["content_pass", "audio_quality", "human_likeness", "appropriateness"]
+    EvaluatorInfo("archetype", dims, "tiny", "float32", tiny_seed=1).save(folder)
+    clips = folder / "clips"
+    clips.mkdir()
+    for i, seconds in enumerate((1.0, 2.0)):
+        sf.write(clips / f"c{i}.wav", tone(seconds, seed=i, freq=180 + 90 * i), 16_000)
+    sf.write(clips / "silent.wav", tone(1.0) * 0, 16_000)
+    return folder
+
+
+def test_json_output_matches_the_scorer(evaluator, capsys):
+    clips = evaluator / "clips"
+    status = main(
+        ["score", str(clips / "c0.wav"), str(clips / "c1.wav"), "--mode", "archetype",
+         "--question", QUESTION, "--scorer", f"drame-eval:{evaluator}", "--json"]
+    )  # fmt: skip
+    out = capsys.readouterr()
+    assert status == 0, out.err
+    rows = json.loads(out.out)
+    assert [r["source"] for r in rows] == [str(clips / "c0.wav"), str(clips / "c1.wav")]
+    direct = DrameEvalScorer.from_pretrained(evaluator).score_clips(
+        [Clip("c0", tone(1.0, seed=0, freq=180), {"question": QUESTION})]
+    )[0]
+    row = rows[0]
+    assert set(row["scores"]) == set(row["distributions"]) == {
+        "audio_quality", "human_likeness", "appropriateness"
+    }  # fmt: skip
+    for dim, value in row["scores"].items():
+        assert value == pytest.approx(direct.scores[dim].expected, abs=1e-4)
+        assert len(row["distributions"][dim]) == 5
+        assert sum(row["distributions"][dim]) == pytest.approx(1.0, abs=1e-6)
+    assert row["content_pass"] == pytest.approx(direct.scores["content_pass"].expected, abs=1e-4)
+
+
+def test_bad_clip_is_reported_and_mode_mismatch_refused(evaluator, capsys):
+    clips = evaluator / "clips"
+    status = main(
+        ["score", str(clips), "--mode", "archetype", "--question", QUESTION,
+         "--scorer", f"drame-eval:{evaluator}"]
+    )  # fmt: skip
+    out = capsys.readouterr()
+    assert status == 1
+    assert out.out.count("Human Likeness") == 2 and "transcript" not in out.out
+    assert "silent.wav: digital silence" in out.err and "1 of 3 clip(s)" in out.err
+
+    status = main(
+        ["score", str(clips / "c0.wav"), "--mode", "realism", "--profile", "p", "--scene", "s",
+         "--traits", "t", "--scorer", f"drame-eval:{evaluator}"]
+    )  # fmt: skip
+    assert status == 2
+    assert "a DRAME-Eval evaluator for archetype, not realism" in capsys.readouterr().err
+    status = main(
+        ["score", str(clips / "c0.wav"), "--mode", "archetype", "--question", QUESTION,
+         "--scorer", f"drame-eval:{clips}"]
+    )  # fmt: skip
+    assert status == 2
+    assert "not a DRAME-Eval folder" in capsys.readouterr().err
