@@ -10,7 +10,17 @@ import argparse
 import importlib
 import sys
 
-COMMANDS = ("build", "summary", "isdrama", "score", "paraling", "trace", "agreement", "bench")
+COMMANDS = (
+    "build",
+    "summary",
+    "isdrama",
+    "score",
+    "paraling",
+    "trace",
+    "agreement",
+    "bench",
+    "serve",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,20 @@
+"""Speech-DRAME Space: a thin caller of :mod:`speech_drame.space_app` (all logic lives there).
+
+Run locally with ``speech-drame serve`` or ``python space/app.py``; on Hugging Face Spaces this
+file is the ``app_file``. Set ``SPEECH_DRAME_LITE_SCORER`` to a trained LiteScorer folder, or
+``SPEECH_DRAME_EVAL_ADAPTER`` to a DRAME-Eval adapter, to choose the scorer.
+"""
+
+import os
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+from speech_drame.space_app import build_app, default_release  # noqa: E402
+
+demo = build_app(examples_from=default_release())
+
+if __name__ == "__main__":
+    from speech_drame.space_app import MAX_UPLOAD_MB
+
+    demo.launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
+                max_file_size=f"{MAX_UPLOAD_MB}mb")  # fmt: skip

@@ -1,0 +1,111 @@
+"""The Space: scoring logic and limits, and the running app through gradio_client."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from speech_drame.features.blueprint import extract_blueprints
+from speech_drame.schema import ARCHETYPE_DIMENSIONS, CONTENT_PASS
+from speech_drame.scorers.lite import TrainingOptions, train_lite_scorer
+from speech_drame.space_app import InputError, build_app, check_upload, demo_examples, score_clip
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+LIBRIVOX = Path("/usr/share/pocketsphinx/test/data/librivox")
+SR = 16_000
+QUESTION = "You narrate a Regency novel about the Dashwood family. You say:"
+PROFILE = "John Dashwood, a cautious, rather selfish gentleman"
+
+
+@pytest.fixture(scope="module")
+def space(tmp_path_factory) -> dict:
+    """Two LibriVox clips (clean, noisy), a tiny archetype scorer, and the app serving it."""
+    if not LIBRIVOX.is_dir():
+        pytest.skip("Debian package pocketsphinx-testdata is not installed")
+    root = tmp_path_factory.mktemp("space")
+    x = sf.read(sorted(LIBRIVOX.glob("*.wav"))[0], dtype="float32")[0]
+    noise = 0.15 * np.random.default_rng(0).standard_normal(len(x)).astype(np.float32)
+    clips = {"clean": root / "clean.wav", "noisy": root / "noisy.wav"}
+    sf.write(clips["clean"], 0.9 * x / np.abs(x).max(), SR)
+    sf.write(clips["noisy"], 0.9 * (x + noise) / np.abs(x + noise).max(), SR)
+    paths = [str(clips["clean"]), str(clips["noisy"])]
+    batch = extract_blueprints(paths, [{"question": QUESTION}] * 2, root / "cache", progress=False)
+    labels = {d: [[5, 5, 4], [1, 2, 1]] for d in ARCHETYPE_DIMENSIONS}
+    labels[CONTENT_PASS] = [[True] * 3, [False] * 3]
+    scorer = root / "scorer" / "archetype"
+    train_lite_scorer(batch.blueprints, labels, "archetype", TrainingOptions(epochs=60)).save(
+        scorer
+    )
+    before = os.environ.get("SPEECH_DRAME_CACHE")
+    os.environ["SPEECH_DRAME_CACHE"] = str(root / "cache")  # the app reads the clips' features
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    app = build_app(str(scorer.parent), examples_from=None)
+    app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    yield {"root": root, "clips": clips, "scorer": str(scorer.parent),
+           "url": f"http://127.0.0.1:{port}/"}  # fmt: skip
+    app.close()
+    if before is None:
+        del os.environ["SPEECH_DRAME_CACHE"]
+    else:
+        os.environ["SPEECH_DRAME_CACHE"] = before
+
+
+def test_gradio_client_call_returns_every_dimension(space) -> None:
+    from gradio_client import Client, handle_file
+
+    client = Client(space["url"], verbose=False)
+    out = client.predict(handle_file(str(space["clips"]["clean"])), "archetype", QUESTION,
+                         "", "", "", api_name="/score")  # fmt: skip
+    table, _bars, content_pass, transcript, details = out
+    assert tuple(details["scores"]) == ARCHETYPE_DIMENSIONS
+    assert details["mode"] == "archetype" and details["scorer"] == "LiteScorer"
+    for dim, score in details["scores"].items():
+        assert 1.0 <= score <= 5.0
+        assert sum(details["distributions"][dim]) == pytest.approx(1.0)
+    assert float(content_pass) == pytest.approx(details[CONTENT_PASS], abs=1e-3)
+    assert "dashwood" in transcript.lower()
+    assert all(name in table for name in ("Audio Quality", "Human Likeness", "Appropriateness"))
+    noisy = client.predict(handle_file(str(space["clips"]["noisy"])), "archetype", QUESTION,
+                           "", "", "", api_name="/score")[4]  # fmt: skip
+    assert noisy["scores"]["audio_quality"] < details["scores"]["audio_quality"] - 1
+    with pytest.raises(Exception, match="realism mode needs the profile, scene, traits text"):
+        client.predict(handle_file(str(space["clips"]["clean"])), "realism", "", "", "", "",
+                       api_name="/score")  # fmt: skip
+
+
+def test_limits_give_clear_messages(space, tmp_path) -> None:
+    bad = tmp_path / "bad.wav"
+    bad.write_bytes(b"RIFF not really audio")
+    with pytest.raises(InputError, match="unreadable audio"):
+        score_clip(bad, "archetype", QUESTION, scorer_path=space["scorer"])
+    with pytest.raises(InputError, match="upload or record a clip first"):
+        score_clip(None, "archetype", QUESTION, scorer_path=space["scorer"])
+    with pytest.raises(InputError, match="archetype mode needs the question"):
+        score_clip(space["clips"]["clean"], "archetype", "  ", scorer_path=space["scorer"])
+    long = tmp_path / "long.wav"
+    sf.write(long, np.zeros(int(40 * SR), np.float32) + 0.01, SR)
+    assert check_upload(long) == ["the clip lasts 40.0 s: only its first 30 s are scored"]
+    very_long = tmp_path / "very_long.wav"
+    sf.write(very_long, np.full(int(601 * 8000), 0.01, np.float32), 8000)
+    with pytest.raises(InputError, match="lasts 601 s; the limit is 600 s"):
+        check_upload(very_long)
+    silent = tmp_path / "silent.wav"
+    sf.write(silent, np.zeros(SR, np.float32), SR)
+    with pytest.raises(InputError, match="digital silence"):
+        score_clip(silent, "archetype", QUESTION, scorer_path=space["scorer"])
+
+
+def test_examples_come_from_a_release(official_samples_dir) -> None:
+    rows = demo_examples(official_samples_dir, per_mode=1)
+    assert [r[1] for r in rows] == ["archetype", "realism"]
+    assert all(Path(r[0]).is_file() for r in rows)
+    assert rows[0][2] and rows[1][3] and rows[1][4] and rows[1][5]
