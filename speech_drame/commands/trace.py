@@ -54,8 +54,9 @@ def run(args: argparse.Namespace) -> int:
         print(_summary(ev))
         if args.reconstruct:
             rec = out["reconstruction"]
+            cv = "n/a" if rec["cv_accuracy"] is None else f"{rec['cv_accuracy']:.3f}"
             print(f"logistic reconstruction of overall: train {rec['train_accuracy']:.3f}, "
-                  f"cv {rec['cv_accuracy']}")  # fmt: skip
+                  f"{rec['folds']}-fold cv {cv}")  # fmt: skip
         if args.out:
             Path(args.out).write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
             print(f"wrote {args.out}")
