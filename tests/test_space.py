@@ -109,3 +109,51 @@ def test_examples_come_from_a_release(official_samples_dir) -> None:
     assert [r[1] for r in rows] == ["archetype", "realism"]
     assert all(Path(r[0]).is_file() for r in rows)
     assert rows[0][2] and rows[1][3] and rows[1][4] and rows[1][5]
+
+
+def test_real_browser_uploads_scores_and_reads_the_page(space, tmp_path) -> None:
+    import shutil
+
+    from playwright.sync_api import sync_playwright
+
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.fail("Debian chromium is not installed (apt-get install chromium)")
+    clip = space["clips"]["clean"]
+    want = score_clip(clip, "archetype", QUESTION, scorer_path=space["scorer"])
+    shot = tmp_path / "space_scored.png"
+    args = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=args)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1100})
+            page.goto(space["url"], timeout=60_000)
+            page.locator("#clip input[type=file]").set_input_files(str(clip))
+            page.locator("#question textarea").fill(QUESTION)
+            page.locator("#clip audio, #clip .waveform-container, #clip button").first.wait_for(
+                timeout=30_000
+            )
+            page.locator("#score-button").click()
+            table = page.locator("#score-table")
+            table.locator("table").wait_for(timeout=60_000)
+            rows = table.locator("tbody tr").all_inner_texts()
+            transcript = page.locator("#transcript textarea").input_value()
+            passed = page.locator("#content-pass textarea").input_value()
+            page.screenshot(path=str(shot), full_page=True)
+        finally:
+            browser.close()
+    print(f"screenshot: {shot}")
+    shown = {}
+    for row in rows:
+        name, score, *dist = row.split("\t")
+        shown[name.strip()] = (float(score), [float(x) for x in dist])
+    assert set(shown) == {"Audio Quality", "Human Likeness", "Appropriateness"}
+    names = {"Audio Quality": "audio_quality", "Human Likeness": "human_likeness",
+             "Appropriateness": "appropriateness"}  # fmt: skip
+    for name, (score, dist) in shown.items():
+        assert score == pytest.approx(want.scores[names[name]], abs=0.006)
+        assert dist == pytest.approx(want.distributions[names[name]], abs=0.006)
+    assert float(passed) == pytest.approx(want.content_pass, abs=1e-3)
+    assert transcript == want.transcript
+    assert shot.stat().st_size > 10_000
