@@ -849,7 +849,7 @@ def alignment_table(
         out["avg_pearson"] = float(np.mean(values))
         undefined = [c.dim for c in columns if math.isnan(out[f"{c.dim}_pearson"])]
         if undefined:
-            notes["avg_pearson"] = f"undefined because the Pearson of {', '.join(undefined)} is"
+            notes["avg_pearson"] = f"undefined: the Pearson of {', '.join(undefined)} is undefined"
     cp_column = None
     if CONTENT_PASS in dims:
         j = dims.index(CONTENT_PASS)
