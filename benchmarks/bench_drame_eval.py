@@ -115,9 +115,12 @@ def make_release(root: Path, n: int) -> None:
             "question": FIELDS["question"],
             "annotations": {
                 "content_pass": [True, True, bool(i % 3)],
-                "audio_quality": scores(), "human_likeness": scores(),
-                "appropriateness": scores(), "confidence": scores(),
-                "audio_quality_comment": [""] * 3, "human_likeness_comment": [""] * 3,
+                "audio_quality": scores(),
+                "human_likeness": scores(),
+                "appropriateness": scores(),
+                "confidence": scores(),
+                "audio_quality_comment": [""] * 3,
+                "human_likeness_comment": [""] * 3,
                 "appropriateness_comment": [""] * 3,
             },  # fmt: skip
             "wav_path": f"speech_drame/finetuning/data/archetype_data/{rid}.wav",
@@ -126,7 +129,7 @@ def make_release(root: Path, n: int) -> None:
     (folder / "train.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def bench_training(steps: int, batch_size: int) -> dict:
+def bench_training(steps: int, batch_size: int, checkpointing: bool) -> dict:
     from speech_drame.hub_dataset import build_dataset
     from speech_drame.training.arguments import parse_args
     from speech_drame.training.run import train
@@ -142,12 +145,14 @@ def bench_training(steps: int, batch_size: int) -> dict:
              "--model_dtype", "float32", "--max_steps", str(steps),
              "--per_device_train_batch_size", str(batch_size), "--gradient_accumulation_steps", "1",
              "--dataloader_num_workers", "0", "--save_steps", str(10 * steps),
-             "--logging_steps", str(steps), "--disable_tqdm", "true"]
+             "--logging_steps", str(steps), "--disable_tqdm", "true",
+             "--activation_checkpointing", str(checkpointing).lower()]
         )  # fmt: skip
         result = train(*args)
     return {
         "steps": steps,
         "batch_size": batch_size,
+        "checkpointing": checkpointing,
         "steps_per_s": result.metrics["train"]["train_steps_per_second"],
     }
 
@@ -216,15 +221,19 @@ def main() -> None:
     print(f"peak RSS after scoring: {peak_rss_mb():.0f} MB")
 
     print("\n== training (train.py path: Trainer + PEFT LoRA, tiny model) ==")
-    t = bench_training(args.train_steps, args.train_batch_size)
-    print(
-        f"{t['steps']} steps, batch {t['batch_size']}: {t['steps_per_s']:.2f} steps/s "
-        f"({t['steps_per_s'] * t['batch_size']:.1f} examples/s)"
-    )
+    for checkpointing in (False, True):
+        t = bench_training(args.train_steps, args.train_batch_size, checkpointing)
+        print(
+            f"{t['steps']} steps, batch {t['batch_size']}, activation checkpointing "
+            f"{'on ' if checkpointing else 'off'}: {t['steps_per_s']:.2f} steps/s "
+            f"({t['steps_per_s'] * t['batch_size']:.1f} examples/s)"
+        )
     print(f"peak RSS of the process (scoring + training): {peak_rss_mb():.0f} MB")
 
     print("\n== forward FLOPs per 30-s clip at full size (Qwen2-Audio-7B, estimate) ==")
-    print(f"(text tokens estimated at {CHARS_PER_TOKEN:.0f} characters per token; 750 audio tokens)")
+    print(
+        f"(text tokens estimated at {CHARS_PER_TOKEN:.0f} characters per token; 750 audio tokens)"
+    )
     for config in ("realism", "archetype"):
         f = flop_estimate(config)
         print(

@@ -192,6 +192,7 @@ def render_model_card(
         config=config,
         base_model=base_model,
         base_model_text=base_text,
+        tiny_base=base_model == TINY_MODEL,
         source_note=dataset_card.source_note,
         dimensions=[
             {

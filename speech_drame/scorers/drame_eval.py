@@ -230,20 +230,39 @@ class DrameEvalScorer:
         return results
 
     def score_rows(
-        self, rows: Iterable[Mapping[str, Any]], *, shared_prefix: bool = True
+        self,
+        rows: Iterable[Mapping[str, Any]],
+        *,
+        shared_prefix: bool = True,
+        progress: bool = False,
     ) -> list[ClipScores]:
-        """Score dataset rows; a row whose audio cannot be used is recorded as a failure."""
+        """Score dataset rows, decoding ``batch_size`` clips at a time (memory stays flat).
+
+        A row whose audio cannot be used is recorded as a failure with its reason.
+        """
+        from tqdm.auto import tqdm
+
         results: list[ClipScores] = []
         pending: list[tuple[int, Clip]] = []
-        for row in rows:
+
+        def flush() -> None:
+            scored = self._score_batch([clip for _, clip in pending], shared_prefix)
+            for (i, _), result in zip(pending, scored, strict=True):
+                results[i] = result
+            pending.clear()
+
+        for row in tqdm(rows, desc="scoring", unit="clip", disable=not progress):
             try:
-                pending.append((len(results), clip_from_row(row)))
-                results.append(ClipScores(str(row["id"])))
+                clip = clip_from_row(row)
             except AudioError as exc:
                 results.append(ClipScores(str(row["id"]), error=str(exc)))
-        scored = self.score_clips([c for _, c in pending], shared_prefix=shared_prefix)
-        for (i, _), result in zip(pending, scored, strict=True):
-            results[i] = result
+                continue
+            pending.append((len(results), clip))
+            results.append(ClipScores(clip.id))
+            if len(pending) == self.batch_size:
+                flush()
+        if pending:
+            flush()
         return results
 
     # -- internals -------------------------------------------------------------------------

@@ -114,7 +114,7 @@ def evaluate_split(
     """
     from ..metrics import alignment_table
 
-    results = scorer.score_rows(rows)
+    results = scorer.score_rows(rows, progress=True)
     annotations = rows.select_columns(["annotations"])["annotations"]
     ok = [(r, a) for r, a in zip(results, annotations, strict=True) if r.ok]
     failures = [{"id": r.id, "reason": r.error} for r in results if not r.ok]
