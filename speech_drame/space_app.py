@@ -134,10 +134,10 @@ def score_clip(
 
 
 def _score_drame_eval(scorer, audio, mode: Config, ctx: dict, notes: list, name: str):
+    from speech_drame.commands.score import DRAME_EVAL_FIELDS
     from speech_drame.scorers.drame_eval import Clip
 
-    fields = {"question": ctx["question"]} if mode == "archetype" else {
-        "char_profile": ctx["profile"], "local_scene": ctx["scene"], "char_style": ctx["traits"]}  # fmt: skip
+    fields = {DRAME_EVAL_FIELDS[key]: text for key, text in ctx.items()}
     if scorer.config != mode:
         raise InputError(f"the DRAME-Eval adapter {name} scores {scorer.config}, not {mode}")
     (result,) = scorer.score_clips([Clip("upload", audio.samples, fields)])

@@ -63,7 +63,7 @@ def bench(tmp_path_factory) -> dict[str, Path]:
     ]  # fmt: skip
     multi = root / "dialogues.jsonl"
     multi.write_text("".join(json.dumps(d) + "\n" for d in dialogues))
-    cache = root / "cache"
+    cache = tmp_path_factory.getbasetemp() / "librivox-features"  # shared with test_space
     paths = [str(systems / s / f"{i}.wav") for s in ("clean", "noisy") for i in IDS]
     noisy = [s == "noisy" for s in ("clean", "noisy") for _ in IDS]
     quality = [[2, 1, 2] if n else [5, 4, 5] for n in noisy]
@@ -221,3 +221,19 @@ def test_multi_turn_dialogues_are_aggregated_from_turn_scores(bench, tmp_path) -
     d2 = rows["clean", "s3"]
     for dim, stat in clean["dimensions"].items():
         assert stat["mean"] == pytest.approx((d1[dim] + d2[dim]) / 2)
+
+
+def test_demo_systems_render_once_per_scenario(tmp_path) -> None:
+    from speech_drame.rolebench_demo import DEMO_SYSTEMS, render_demo_rolebench
+
+    scenario_file, systems = render_demo_rolebench(tmp_path, n_scenarios=1)
+    (scenario,) = [json.loads(line) for line in scenario_file.read_text().splitlines()]
+    assert scenario["question"].endswith("You say:")
+    assert sorted(systems) == sorted(DEMO_SYSTEMS) and len(systems) >= 4
+    wavs = [Path(systems[name]) / f"{scenario['id']}.wav" for name in sorted(systems)]
+    infos = [sf.info(w) for w in wavs]
+    assert {i.samplerate for i in infos} == {SR}
+    assert len({round(i.duration, 2) for i in infos}) == len(wavs)  # voices and deliveries differ
+    stamps = [w.stat().st_mtime_ns for w in wavs]
+    render_demo_rolebench(tmp_path, n_scenarios=1)
+    assert [w.stat().st_mtime_ns for w in wavs] == stamps  # a rerun keeps the renderings

@@ -36,7 +36,8 @@ def space(tmp_path_factory) -> dict:
     sf.write(clips["clean"], 0.9 * x / np.abs(x).max(), SR)
     sf.write(clips["noisy"], 0.9 * (x + noise) / np.abs(x + noise).max(), SR)
     paths = [str(clips["clean"]), str(clips["noisy"])]
-    batch = extract_blueprints(paths, [{"question": QUESTION}] * 2, root / "cache", progress=False)
+    cache = tmp_path_factory.getbasetemp() / "librivox-features"  # shared with test_rolebench
+    batch = extract_blueprints(paths, [{"question": QUESTION}] * 2, cache, progress=False)
     labels = {d: [[5, 5, 4], [1, 2, 1]] for d in ARCHETYPE_DIMENSIONS}
     labels[CONTENT_PASS] = [[True] * 3, [False] * 3]
     scorer = root / "scorer" / "archetype"
@@ -44,7 +45,7 @@ def space(tmp_path_factory) -> dict:
         scorer
     )
     before = os.environ.get("SPEECH_DRAME_CACHE")
-    os.environ["SPEECH_DRAME_CACHE"] = str(root / "cache")  # the app reads the clips' features
+    os.environ["SPEECH_DRAME_CACHE"] = str(cache)  # the app reads the clips' features
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -157,3 +158,34 @@ def test_real_browser_uploads_scores_and_reads_the_page(space, tmp_path) -> None
     assert float(passed) == pytest.approx(want.content_pass, abs=1e-3)
     assert transcript == want.transcript
     assert shot.stat().st_size > 10_000
+
+
+def test_an_adapter_named_by_the_env_var_scores_instead(tmp_path, monkeypatch) -> None:
+    from conftest import tone
+    from peft import LoraConfig, get_peft_model
+
+    from speech_drame.audio_llm.qwen2_audio import LORA_TARGET_REGEX
+    from speech_drame.audio_llm.tiny import build_tiny
+    from speech_drame.scorers.drame_eval import Clip, DrameEvalScorer, EvaluatorInfo
+    from speech_drame.space_app import ADAPTER_ENV
+
+    folder = tmp_path / "adapter"
+    model, processor = build_tiny(seed=1)
+    get_peft_model(model, LoraConfig(r=4, target_modules=LORA_TARGET_REGEX)).save_pretrained(folder)
+    processor.save_pretrained(folder)
+    dims = [CONTENT_PASS, *ARCHETYPE_DIMENSIONS]
+    EvaluatorInfo("archetype", dims, "tiny", "float32", tiny_seed=1).save(folder)
+    clip = tmp_path / "tone.wav"
+    sf.write(clip, tone(1.0, seed=3), SR)
+    monkeypatch.setenv(ADAPTER_ENV, str(folder))
+    got = score_clip(clip, "archetype", QUESTION)
+    direct = DrameEvalScorer.from_pretrained(folder).score_clips(
+        [Clip("c", tone(1.0, seed=3), {"question": QUESTION})]
+    )[0]
+    assert got.scorer == f"DRAME-Eval ({folder})"
+    assert tuple(got.scores) == ARCHETYPE_DIMENSIONS
+    for dim in ARCHETYPE_DIMENSIONS:
+        assert got.scores[dim] == pytest.approx(direct.scores[dim].expected, abs=1e-4)
+    assert got.content_pass == pytest.approx(direct.scores[CONTENT_PASS].expected, abs=1e-4)
+    with pytest.raises(InputError, match="scores archetype, not realism"):
+        score_clip(clip, "realism", "", PROFILE, "a scene", "calm")
