@@ -237,3 +237,25 @@ def test_demo_systems_render_once_per_scenario(tmp_path) -> None:
     stamps = [w.stat().st_mtime_ns for w in wavs]
     render_demo_rolebench(tmp_path, n_scenarios=1)
     assert [w.stat().st_mtime_ns for w in wavs] == stamps  # a rerun keeps the renderings
+
+
+def test_scenarios_from_an_evalbench_config_and_split(official_dataset_dir, official_samples_dir):
+    for config, folder in (("realism", "realism_data"), ("archetype", "archetype_data")):
+        got = rolebench.load_dataset_scenarios(official_dataset_dir, config, "test")
+        lines = (official_samples_dir / folder / "test.jsonl").read_text().splitlines()
+        records = [json.loads(line) for line in lines if line.strip()]
+        assert got.mode == config and not got.multi_turn
+        by_id = {s.id: s.context for s in got.scenarios}
+        assert set(by_id) <= {r["id"] for r in records} and by_id
+        for r in records:
+            if r["id"] not in by_id:
+                continue
+            want = (
+                {"question": r["question"]}
+                if config == "archetype"
+                else {"profile": r["char_profile"], "scene": r["local_scene"],
+                      "traits": r["char_style"]}
+            )  # fmt: skip
+            assert by_id[r["id"]] == want
+    with pytest.raises(ValueError, match="field 'question' must be a non-empty string"):
+        rolebench.scenario_from_row({"id": "x", "question": " "}, "archetype", "row 0")
