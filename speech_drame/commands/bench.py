@@ -31,9 +31,10 @@ def _rank_world(args: argparse.Namespace) -> tuple[int, int, object | None]:
     if args.world_size is not None:
         return args.rank, args.world_size, None
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        import torch
         from accelerate import PartialState
 
-        state = PartialState()
+        state = PartialState(cpu=not torch.cuda.is_available())  # CPU ranks: a gloo group
         return state.process_index, state.num_processes, state
     return 0, 1, None
 
