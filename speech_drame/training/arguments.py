@@ -10,7 +10,7 @@ import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from transformers import HfArgumentParser, TrainingArguments
 
@@ -31,7 +31,7 @@ class ModelArguments:
         },
     )
     tiny_seed: int = field(default=0, metadata={"help": "Seed of the tiny model's weights."})
-    model_dtype: str = field(
+    model_dtype: Literal["auto", "bfloat16", "float16", "float32"] = field(
         default="auto",
         metadata={
             "help": "dtype to load the base weights in: auto (the checkpoint's), bfloat16, "
@@ -46,7 +46,7 @@ class DataArguments:
         default="speech-drame",
         metadata={"help": "Hub-ready dataset: a local folder or a Hub dataset id."},
     )
-    dataset_config_name: str = field(
+    dataset_config_name: Literal["archetype", "realism"] = field(
         default="archetype", metadata={"help": "Which evaluation: archetype or realism."}
     )
     train_split: str = field(default="train", metadata={"help": "Split to train on."})
