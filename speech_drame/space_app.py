@@ -107,7 +107,7 @@ def score_clip(
 
     Raises:
         InputError: no audio, a missing context text, an oversized, overlong or unreadable
-            clip, or a clip the features cannot use (no speech heard).
+            clip, a clip the features cannot use (no speech heard), or no scorer for the mode.
     """
     if not audio_path:
         raise InputError("upload or record a clip first")
@@ -122,8 +122,12 @@ def score_clip(
     if adapter:
         return _score_drame_eval(_drame_eval(adapter), audio, mode, ctx, notes, adapter)
     from speech_drame.features.blueprint import FeatureError, extract_blueprint
+    from speech_drame.scorers.lite import ScorerError
 
-    scorer = _lite(mode, scorer_path)
+    try:
+        scorer = _lite(mode, scorer_path)
+    except ScorerError as exc:
+        raise InputError(f"no scorer for {mode} mode: {exc}") from None
     try:
         bp = extract_blueprint(audio, ctx)
     except (AudioError, FeatureError) as exc:

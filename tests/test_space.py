@@ -90,6 +90,9 @@ def test_limits_give_clear_messages(space, tmp_path) -> None:
         score_clip(bad, "archetype", QUESTION, scorer_path=space["scorer"])
     with pytest.raises(InputError, match="upload or record a clip first"):
         score_clip(None, "archetype", QUESTION, scorer_path=space["scorer"])
+    with pytest.raises(InputError, match="no scorer for realism mode: no trained realism"):
+        score_clip(space["clips"]["clean"], "realism", "", PROFILE, "a scene", "calm",
+                   scorer_path=space["scorer"])  # fmt: skip
     with pytest.raises(InputError, match="archetype mode needs the question"):
         score_clip(space["clips"]["clean"], "archetype", "  ", scorer_path=space["scorer"])
     long = tmp_path / "long.wav"
