@@ -15,6 +15,7 @@ COMMANDS = (
     "summary",
     "isdrama",
     "score",
+    "train_lite",
     "paraling",
     "trace",
     "agreement",

@@ -232,10 +232,28 @@ def test_energy_dynamics_follow_loudness_changes() -> None:
 
 
 def test_prosody_raises_without_voiced_frames() -> None:
-    clicks = np.zeros(SR, dtype=np.float32)
-    clicks[::4000] = 0.5
+    noise = (0.1 * np.random.default_rng(4).standard_normal(SR)).astype(np.float32)
     with pytest.raises(AudioError, match="voiced frame"):
-        prosody.prosody(load_audio((clicks, SR)))
+        prosody.prosody(load_audio((noise, SR)))  # neither DIO nor the Harvest fallback
+
+
+def _pink(n: int, seed: int) -> np.ndarray:
+    spectrum = np.fft.rfft(np.random.default_rng(seed).standard_normal(n))
+    spectrum /= np.sqrt(np.maximum(np.arange(len(spectrum)), 1))
+    x = np.fft.irfft(spectrum, n)
+    return x / np.sqrt(np.mean(x**2))
+
+
+def test_harvest_takes_over_when_dio_finds_no_voicing(librivox: dict[str, Audio]) -> None:
+    pyworld = pytest.importorskip("pyworld")
+    clean = librivox["sense_and_sensibility_01_austen_64kb-0880"].samples.astype(np.float64)
+    noisy = clean + _pink(len(clean), seed=0) * np.sqrt(np.mean(clean**2) * 10 ** (3 / 10))
+    noisy = 0.9 * noisy / np.abs(noisy).max()  # pink noise at -3 dB SNR
+    f0, _ = pyworld.dio(noisy, SR, f0_floor=60.0, f0_ceil=800.0, frame_period=10.0)
+    assert (f0 > 0).sum() < prosody.MIN_VOICED_FRAMES  # DIO gives up here
+    reference = prosody.prosody(load_audio((clean.astype(np.float32), SR))).f0_median_hz
+    found = prosody.prosody(load_audio((noisy.astype(np.float32), SR))).f0_median_hz
+    assert found == pytest.approx(reference, rel=0.1)
 
 
 # --- text ------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Prosody: F0 statistics (pyworld DIO + StoneMask), energy dynamics, voicing and syllable rate.
 
 pyworld (modified BSD) replaces Praat/openSMILE, whose licences the package avoids. DIO with
-StoneMask refinement is used rather than Harvest, which is about ten times slower. Pitch
+StoneMask refinement is used rather than Harvest, which is about ten times slower (Harvest
+only takes over where DIO finds no voicing, e.g. speech in strong noise). Pitch
 spreads are in semitones so they compare across voices; the acoustic syllable rate counts
 peaks of the voiced intensity contour (de Jong & Wempe's idea, simplified).
 """
@@ -17,7 +18,7 @@ from speech_drame.audio import Audio, AudioError
 from speech_drame.features.common import require, samples_16k
 
 NAME = "prosody"
-VERSION = "pyworld-dio-1"
+VERSION = "pyworld-dio-2"
 SR = 16_000
 FRAME_MS = 10.0
 F0_FLOOR, F0_CEIL = 60.0, 800.0
@@ -50,13 +51,20 @@ class Prosody:
 
 
 def f0_contour(samples: np.ndarray) -> np.ndarray:
-    """F0 in Hz per 10 ms frame (0 where unvoiced), DIO refined by StoneMask."""
+    """F0 in Hz per 10 ms frame (0 where unvoiced): DIO refined by StoneMask.
+
+    DIO's voicing decision gives up on speech in strong noise; when it finds fewer than
+    ``MIN_VOICED_FRAMES`` voiced frames, the more robust (and ~10x slower) Harvest is used.
+    """
     with warnings.catch_warnings():  # pyworld 0.3.5 imports the deprecated pkg_resources
         warnings.filterwarnings("ignore", message="pkg_resources is deprecated")
         pyworld = require("pyworld", "pyworld", "F0 extraction")
     x = samples.astype(np.float64)
     f0, times = pyworld.dio(x, SR, f0_floor=F0_FLOOR, f0_ceil=F0_CEIL, frame_period=FRAME_MS)
-    return pyworld.stonemask(x, f0, times, SR)
+    f0 = pyworld.stonemask(x, f0, times, SR)
+    if (f0 > 0).sum() < MIN_VOICED_FRAMES:
+        f0, _ = pyworld.harvest(x, SR, f0_floor=F0_FLOOR, f0_ceil=F0_CEIL, frame_period=FRAME_MS)
+    return f0
 
 
 def frame_energy_db(samples: np.ndarray) -> np.ndarray:
