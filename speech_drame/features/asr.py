@@ -76,6 +76,41 @@ def _prompt_and_suppressed() -> tuple[list[int], list[int], int]:
     return prompt, list(get_suppressed_tokens(tok, [-1])), tok.eot
 
 
+def _encode(model: Any, x: np.ndarray) -> tuple[Any, int]:
+    """Encoder output (CTranslate2 storage) and how many of its frames cover the clip itself."""
+    feats = model.feature_extractor(x)  # (80, frames)
+    n = feats.shape[1]
+    target = min(3000, n + int(PAD_SECONDS * 100))
+    target += target % 2
+    feats = np.pad(feats, ((0, 0), (0, max(0, target - n))))[:, :target]
+    enc = model.encode(np.ascontiguousarray(feats, dtype=np.float32))
+    n_states = np.asarray(enc).shape[1]  # target / 2 states of 384 values
+    return enc, max(1, min(n_states, (len(x) // HOP + 1) // 2))
+
+
+def _check_length(audio: Audio) -> None:
+    if audio.seconds > MAX_SECONDS + 1e-6:
+        raise AudioError(
+            audio.source,
+            f"ASR takes at most {MAX_SECONDS:.0f} s, got {audio.seconds:.1f} s "
+            "(load with max_seconds=SCORED_SECONDS)",
+        )
+
+
+def encoder_frames(audio: Audio) -> np.ndarray:
+    """Whisper tiny.en encoder states over the clip's own frames: ``(frames, 384)`` float32.
+
+    One state per 20 ms of audio (the padding added for the encoder is dropped).
+
+    Raises:
+        AudioError: for audio that is not 16 kHz mono or is longer than 30 s.
+    """
+    x = samples_16k(audio, "Whisper encoder")
+    _check_length(audio)
+    enc, own = _encode(_whisper(), x)
+    return np.array(np.asarray(enc)[0][:own], dtype=np.float32)
+
+
 def transcribe(audio: Audio) -> Transcript:
     """Greedy Whisper tiny.en transcript plus the mean encoder state of the clip.
 
@@ -83,23 +118,11 @@ def transcribe(audio: Audio) -> Transcript:
         AudioError: for audio that is not 16 kHz mono or is longer than 30 s.
     """
     x = samples_16k(audio, "ASR")
-    if audio.seconds > MAX_SECONDS + 1e-6:
-        raise AudioError(
-            audio.source,
-            f"ASR takes at most {MAX_SECONDS:.0f} s, got {audio.seconds:.1f} s "
-            "(load with max_seconds=SCORED_SECONDS)",
-        )
+    _check_length(audio)
     model = _whisper()
     prompt, suppressed, eot = _prompt_and_suppressed()
-    feats = model.feature_extractor(x)  # (80, frames)
-    n = feats.shape[1]
-    target = min(3000, n + int(PAD_SECONDS * 100))
-    target += target % 2
-    feats = np.pad(feats, ((0, 0), (0, max(0, target - n))))[:, :target]
-    enc = model.encode(np.ascontiguousarray(feats, dtype=np.float32))
-    states = np.asarray(enc)[0]  # (target / 2, 384)
-    own = max(1, min(len(states), (len(x) // HOP + 1) // 2))
-    embedding = states[:own].mean(axis=0)
+    enc, own = _encode(model, x)
+    embedding = np.asarray(enc)[0][:own].mean(axis=0)
     result = model.model.generate(
         enc,
         [prompt],

@@ -1,0 +1,311 @@
+"""The AnimeScore-style ranker: frozen encoder -> BiLSTM -> mean pooling -> MLP -> score.
+
+Training sees pairs only: for a pair (a, b) with the majority choice ``y`` (+1 = a), the loss
+is the pairwise logistic loss ``-log sigmoid(y * (s(a) - s(b)))``. The encoder is frozen, so
+its frame features are computed once per clip (and cached on disk); only the head learns.
+Early stopping keeps the head with the lowest NLL on a seeded validation split of the pairs.
+A trained ranker is a folder with ``model.safetensors`` (head weights and the frame
+standardisation) and ``config.json`` (encoder, head sizes, training summary).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from speech_drame.features.blueprint import CacheArg, resolve_cache
+from speech_drame.features.cache import FeatureCache
+from speech_drame.metrics import pairwise_preference
+from speech_drame.protocols.animescore.encoders import FrameEncoder, build_encoder, clip_frames
+from speech_drame.protocols.animescore.pairs import PairSet
+
+FORMAT = "speech-drame-animescore-ranker"
+FORMAT_VERSION = 1
+WEIGHTS, CONFIG = "model.safetensors", "config.json"
+
+
+@dataclass
+class RankerConfig:
+    """Head sizes and training options (defaults suit a few thousand pairs on CPU)."""
+
+    lstm_hidden: int = 64
+    mlp_hidden: int = 64
+    dropout: float = 0.1
+    learning_rate: float = 1e-3
+    weight_decay: float = 1e-4
+    batch_pairs: int = 16
+    max_epochs: int = 30
+    patience: int = 5
+    val_fraction: float = 0.15
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("lstm_hidden", "mlp_hidden", "batch_pairs", "max_epochs", "patience"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if not 0.0 < self.val_fraction < 1.0:
+            raise ValueError(f"val_fraction must be in (0, 1), got {self.val_fraction}")
+
+
+def _head(input_dim: int, config: RankerConfig) -> Any:
+    import torch
+    from torch import nn
+
+    class RankerHead(nn.Module):
+        """Standardised frames -> BiLSTM -> masked mean over frames -> MLP -> one score."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.register_buffer("frame_mean", torch.zeros(input_dim))
+            self.register_buffer("frame_std", torch.ones(input_dim))
+            self.lstm = nn.LSTM(input_dim, config.lstm_hidden, batch_first=True, bidirectional=True)
+            self.mlp = nn.Sequential(
+                nn.Linear(2 * config.lstm_hidden, config.mlp_hidden),
+                nn.GELU(),
+                nn.Dropout(config.dropout),
+                nn.Linear(config.mlp_hidden, 1),
+            )
+
+        def forward(self, frames: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+            x = (frames - self.frame_mean) / self.frame_std
+            packed = nn.utils.rnn.pack_padded_sequence(
+                x, lengths.cpu(), batch_first=True, enforce_sorted=False
+            )
+            out, _ = self.lstm(packed)
+            out, _ = nn.utils.rnn.pad_packed_sequence(
+                out, batch_first=True, total_length=x.shape[1]
+            )
+            mask = (torch.arange(x.shape[1])[None, :] < lengths[:, None]).unsqueeze(-1)
+            pooled = (out * mask).sum(1) / lengths[:, None].clamp(min=1)
+            return self.mlp(pooled).squeeze(-1)
+
+    return RankerHead()
+
+
+def pad_frames(clips: list[np.ndarray]) -> tuple[Any, Any]:
+    """Zero-padded ``(batch, frames, dim)`` tensor and the frame counts."""
+    import torch
+
+    lengths = torch.tensor([len(c) for c in clips])
+    batch = torch.zeros(len(clips), int(lengths.max()), clips[0].shape[1])
+    for i, c in enumerate(clips):
+        batch[i, : len(c)] = torch.from_numpy(c)
+    return batch, lengths
+
+
+def pairwise_logistic_loss(score_diff: Any, a_preferred: Any) -> Any:
+    """Mean of ``-log sigmoid(y * (s_a - s_b))`` with ``y = +1`` when a is preferred, else -1."""
+    import torch.nn.functional as F
+
+    sign = a_preferred.float() * 2 - 1
+    return F.softplus(-sign * score_diff).mean()
+
+
+class Ranker:
+    """A trained head over a frozen encoder; :meth:`score` maps clips to scalar scores."""
+
+    def __init__(self, encoder: FrameEncoder, head: Any, config: RankerConfig, summary: dict):
+        self.encoder, self.head, self.config, self.summary = encoder, head.eval(), config, summary
+
+    def score_frames(self, clips: list[np.ndarray], batch_size: int = 32) -> np.ndarray:
+        """Scores of clips given as frame features."""
+        import torch
+
+        out = []
+        with torch.no_grad():
+            for i in range(0, len(clips), batch_size):
+                out.append(self.head(*pad_frames(clips[i : i + batch_size])).numpy())
+        return np.concatenate(out).astype(np.float64) if out else np.zeros(0)
+
+    def score(
+        self, paths: list[str | os.PathLike], cache: CacheArg = "default", batch_size: int = 32
+    ) -> np.ndarray:
+        """Scores of audio files (higher = preferred); frame features go through ``cache``."""
+        store = resolve_cache(cache)
+        return self.score_frames([clip_frames(self.encoder, p, store) for p in paths], batch_size)
+
+    def evaluate(self, pairs: PairSet, cache: CacheArg = "default") -> dict[str, Any]:
+        """Pair accuracy, NLL and ROC-AUC (:func:`speech_drame.metrics.pairwise_preference`)."""
+        files = pairs.files
+        scores = dict(zip(files, self.score(files, cache), strict=True))
+        diff = [scores[p.file_a] - scores[p.file_b] for p in pairs.pairs]
+        return pairwise_preference(diff, [int(p.a_preferred) for p in pairs.pairs])
+
+    def save(self, out_dir: str | os.PathLike) -> Path:
+        """Write ``model.safetensors`` and ``config.json`` into ``out_dir``."""
+        from safetensors.torch import save_file
+
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        state = {k: v.detach().contiguous() for k, v in self.head.state_dict().items()}
+        save_file(state, str(out / WEIGHTS), metadata={"format": FORMAT})
+        config = {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "encoder": self.encoder.spec(),
+            "input_dim": self.encoder.dim,
+            "ranker": asdict(self.config),
+            "training": self.summary,
+        }
+        (out / CONFIG).write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
+        return out
+
+    @classmethod
+    def load(cls, model_dir: str | os.PathLike, encoder: FrameEncoder | None = None) -> Ranker:
+        """Rebuild a saved ranker; ``encoder`` overrides the one named in ``config.json``."""
+        from safetensors.torch import load_file
+
+        model_dir = Path(model_dir)
+        for name in (CONFIG, WEIGHTS):
+            if not (model_dir / name).is_file():
+                raise FileNotFoundError(f"{model_dir / name}: missing (not a saved ranker folder)")
+        config = json.loads((model_dir / CONFIG).read_text(encoding="utf-8"))
+        if config.get("format") != FORMAT:
+            raise ValueError(
+                f"{model_dir / CONFIG}: format is {config.get('format')!r}, not {FORMAT}"
+            )
+        encoder = encoder or build_encoder(config["encoder"])
+        if encoder.dim != config["input_dim"]:
+            raise ValueError(
+                f"{model_dir}: trained on {config['input_dim']}-dim frames, "
+                f"encoder gives {encoder.dim}"
+            )
+        ranker_config = RankerConfig(**config["ranker"])
+        head = _head(config["input_dim"], ranker_config)
+        head.load_state_dict(load_file(str(model_dir / WEIGHTS)))
+        return cls(encoder, head, ranker_config, config.get("training", {}))
+
+
+def _split(n: int, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    if n < 4:
+        raise ValueError(f"need at least 4 pairs to train with a validation split, got {n}")
+    order = np.random.default_rng(seed).permutation(n)
+    n_val = min(n - 1, max(1, round(fraction * n)))
+    return order[n_val:], order[:n_val]
+
+
+def train_ranker(
+    pairs: PairSet,
+    encoder: FrameEncoder | str = "whisper-tiny.en",
+    config: RankerConfig | None = None,
+    cache: CacheArg = "default",
+    log: Any = None,
+) -> Ranker:
+    """Train the head on ``pairs`` with the pairwise logistic loss and early stopping.
+
+    Args:
+        pairs: training pairs after the majority vote (a seeded share becomes validation).
+        encoder: a :class:`FrameEncoder`, or a name for :func:`build_encoder`.
+        config: head sizes and training options.
+        cache: frame-feature cache (``"default"``, a folder, a FeatureCache or ``None``).
+        log: called with one line per epoch, e.g. ``print``.
+
+    Returns:
+        The ranker with the best validation NLL; ``ranker.summary`` holds the history.
+    """
+    import torch
+
+    config = config or RankerConfig()
+    encoder = build_encoder(encoder) if isinstance(encoder, str) else encoder
+    store: FeatureCache | None = resolve_cache(cache)
+    start = time.perf_counter()
+    files = pairs.files
+    index = {f: i for i, f in enumerate(files)}
+    clips = [clip_frames(encoder, f, store) for f in files]
+    feature_seconds = time.perf_counter() - start
+    a_idx = np.array([index[p.file_a] for p in pairs.pairs])
+    b_idx = np.array([index[p.file_b] for p in pairs.pairs])
+    y = np.array([p.a_preferred for p in pairs.pairs])
+    train, val = _split(len(pairs.pairs), config.val_fraction, config.seed)
+
+    with torch.random.fork_rng():
+        torch.manual_seed(config.seed)
+        head = _head(encoder.dim, config)
+        used = np.unique(np.concatenate([a_idx[train], b_idx[train]]))
+        stacked = torch.from_numpy(np.concatenate([clips[i] for i in used]))
+        head.frame_mean.copy_(stacked.mean(0))
+        head.frame_std.copy_(stacked.std(0).clamp(min=1e-5))
+        optimizer = torch.optim.AdamW(
+            head.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
+        )
+        rng = np.random.default_rng(config.seed)
+        ranker = Ranker(encoder, head, config, {})
+        best = (float("inf"), None, 0)
+        history = []
+        stale = 0
+        train_start = time.perf_counter()
+        for epoch in range(1, config.max_epochs + 1):
+            head.train()
+            order = rng.permutation(train)
+            total = 0.0
+            for i in range(0, len(order), config.batch_pairs):
+                batch = order[i : i + config.batch_pairs]
+                members, inverse = np.unique(
+                    np.concatenate([a_idx[batch], b_idx[batch]]), return_inverse=True
+                )
+                scores = head(*pad_frames([clips[m] for m in members]))
+                n = len(batch)
+                diff = scores[inverse[:n]] - scores[inverse[n:]]
+                loss = pairwise_logistic_loss(diff, torch.from_numpy(y[batch]))
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                total += loss.item() * n
+            head.eval()
+            members, inverse = np.unique(
+                np.concatenate([a_idx[val], b_idx[val]]), return_inverse=True
+            )
+            val_scores = ranker.score_frames([clips[m] for m in members])[inverse]
+            n = len(val)
+            val_metrics = pairwise_preference(val_scores[:n] - val_scores[n:], y[val].astype(int))
+            history.append(
+                {
+                    "epoch": epoch,
+                    "train_loss": total / len(train),
+                    "val_nll": val_metrics["nll"],
+                    "val_accuracy": val_metrics["accuracy"],
+                }  # fmt: skip
+            )
+            if log is not None:
+                log(
+                    f"epoch {epoch}: train loss {total / len(train):.4f}, "
+                    f"val NLL {val_metrics['nll']:.4f}, val accuracy {val_metrics['accuracy']:.3f}"
+                )
+            if val_metrics["nll"] < best[0]:
+                state = {k: v.detach().clone() for k, v in head.state_dict().items()}
+                best, stale = (val_metrics["nll"], state, epoch), 0
+            else:
+                stale += 1
+                if stale >= config.patience:
+                    break
+        head.load_state_dict(best[1])
+        head.eval()
+    ranker.summary = {
+        "pairs": len(pairs.pairs),
+        "train_pairs": int(len(train)),
+        "val_pairs": int(len(val)),
+        "clips": len(files),
+        "ties_excluded": len(pairs.ties),
+        "pair_source": pairs.origin,
+        "note": pairs.note,
+        "best_epoch": best[2],
+        "best_val_nll": best[0],
+        "epochs_run": len(history),
+        "feature_seconds": round(feature_seconds, 3),
+        "train_seconds": round(time.perf_counter() - train_start, 3),
+        "history": history,
+    }
+    return ranker
+
+
+def score(
+    paths: list[str | os.PathLike], model_dir: str | os.PathLike, cache: CacheArg = "default"
+) -> np.ndarray:
+    """Batch reward-model API: scores of ``paths`` under the ranker saved in ``model_dir``."""
+    return Ranker.load(model_dir).score(paths, cache)

@@ -1,0 +1,283 @@
+"""AnimeScore-style ranker: pair CSVs, majority vote, training on a synthetic preference,
+tiny SSL encoders forward/backward, save/load, the handcrafted baseline and the CLI."""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from speech_drame.protocols.animescore.pairs import (  # noqa: E402
+    COLUMN_ALIASES,
+    Pair,
+    PairFileError,
+    PairSet,
+    load_pairs,
+    majority_vote,
+    write_pairs,
+)
+
+LIBRIVOX = Path("/usr/share/pocketsphinx/test/data/librivox")
+SEGMENT_S = 1.5
+
+
+def _write_csv(path: Path, header: list[str], rows: list[list[str]]) -> Path:
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return path
+
+
+@pytest.fixture(scope="module")
+def clean_vs_noisy(tmp_path_factory) -> dict:
+    """1.5-s LibriVox segments, clean and with seeded white noise (0-10 dB SNR).
+
+    Pairs set a clean segment against a noisy *different* segment, sides shuffled; the
+    first three recordings make the training pairs, the other two the held-out pairs.
+    """
+    out = tmp_path_factory.mktemp("animescore")
+    rng = np.random.default_rng(0)
+    groups: dict[str, list[tuple[str, str]]] = {"train": [], "test": []}
+    for n, wav in enumerate(sorted(LIBRIVOX.glob("*.wav"))):
+        x, sr = sf.read(wav, dtype="float32")
+        step = int(SEGMENT_S * sr)
+        for k in range(len(x) // step):
+            seg = x[k * step : (k + 1) * step]
+            snr = rng.uniform(0, 10)
+            noise = rng.standard_normal(seg.size).astype("float32")
+            noise *= np.sqrt(np.mean(seg**2) / 10 ** (snr / 10) / np.mean(noise**2))
+            clean, noisy = out / f"c{n}_{k}.wav", out / f"n{n}_{k}.wav"
+            sf.write(clean, seg, sr)
+            sf.write(noisy, np.clip(seg + noise, -1, 1), sr)
+            groups["train" if n < 3 else "test"].append((str(clean), str(noisy)))
+    sets = {}
+    for split, segs in groups.items():
+        pairs = []
+        for i, (clean, _) in enumerate(segs):
+            for j, (_, noisy) in enumerate(segs):
+                if i != j and (split == "test" or (i + j) % 2 == 0):
+                    flip = rng.random() < 0.5
+                    a, b = (noisy, clean) if flip else (clean, noisy)
+                    pairs.append(Pair(a, b, not flip))
+        sets[split] = PairSet(pairs, origin=f"synthetic {split}")
+    sets["cache"] = out / "cache"
+    return sets
+
+
+@pytest.fixture(scope="module")
+def trained(clean_vs_noisy, tmp_path_factory):
+    from speech_drame.protocols.animescore.ranker import RankerConfig, train_ranker
+
+    config = RankerConfig(lstm_hidden=16, mlp_hidden=16, max_epochs=12, patience=4, seed=0)
+    return train_ranker(clean_vs_noisy["train"], config=config, cache=clean_vs_noisy["cache"])
+
+
+def test_ranker_learns_clean_over_noisy_on_held_out_pairs(trained, clean_vs_noisy):
+    result = trained.evaluate(clean_vs_noisy["test"], cache=clean_vs_noisy["cache"])
+    assert result["count"] == len(clean_vs_noisy["test"].pairs) >= 12
+    assert result["roc_auc"] > 0.9
+    assert result["accuracy"] > 0.8
+    summary = trained.summary
+    assert summary["train_pairs"] + summary["val_pairs"] == len(clean_vs_noisy["train"].pairs)
+    assert 1 <= summary["best_epoch"] <= summary["epochs_run"] <= 12
+
+
+def test_save_load_round_trip_and_batch_score_api(trained, clean_vs_noisy, tmp_path):
+    from speech_drame.protocols.animescore.ranker import Ranker, score
+
+    files = clean_vs_noisy["test"].files
+    before = trained.score(files, cache=clean_vs_noisy["cache"])
+    folder = trained.save(tmp_path / "ranker")
+    assert {p.name for p in folder.iterdir()} == {"model.safetensors", "config.json"}
+    after = Ranker.load(folder).score(files, cache=clean_vs_noisy["cache"])
+    np.testing.assert_array_equal(before, after)
+    # without the cache the frames are recomputed: same scores
+    np.testing.assert_allclose(score(files[:3], folder, cache=None), before[:3], atol=1e-5)
+    with pytest.raises(FileNotFoundError, match="config.json"):
+        Ranker.load(tmp_path / "nowhere")
+
+
+def test_pairwise_logistic_loss_matches_the_formula():
+    import torch
+
+    from speech_drame.protocols.animescore.ranker import pairwise_logistic_loss
+
+    d = np.array([2.0, -1.0, 0.5, -3.0])
+    y = np.array([True, False, False, True])
+    sign = np.where(y, 1.0, -1.0)
+    expected = np.mean(-np.log(1 / (1 + np.exp(-sign * d))))
+    got = pairwise_logistic_loss(torch.tensor(d), torch.tensor(y))
+    assert float(got) == pytest.approx(expected, rel=1e-9)
+
+
+def _tiny(kind: str):
+    import transformers as tf
+
+    common = dict(
+        hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
+        conv_dim=(16, 16), conv_stride=(5, 4), conv_kernel=(10, 8), num_conv_pos_embeddings=8,
+        num_conv_pos_embedding_groups=2, vocab_size=8,
+    )  # fmt: skip
+    config = {
+        "wav2vec2": tf.Wav2Vec2Config,
+        "hubert": tf.HubertConfig,
+        "wavlm": tf.WavLMConfig,
+        "data2vec": tf.Data2VecAudioConfig,
+    }[kind](**common)
+    if kind == "data2vec":
+        config.conv_pos_kernel_size = 8
+        config.num_conv_pos_embeddings = 8
+    import torch
+
+    torch.manual_seed(0)
+    return tf.AutoModel.from_config(config)
+
+
+@pytest.mark.parametrize("kind", ["wav2vec2", "hubert", "wavlm", "data2vec"])
+def test_tiny_ssl_encoder_forward_and_backward_through_the_ranker(kind):
+    import torch
+
+    from speech_drame.audio import load_audio
+    from speech_drame.protocols.animescore.encoders import HFEncoder
+    from speech_drame.protocols.animescore.ranker import (
+        RankerConfig,
+        _head,
+        pairwise_logistic_loss,
+    )
+
+    encoder = HFEncoder(_tiny(kind), f"tiny-{kind}", layer=1)
+    rng = np.random.default_rng(1)
+    waves = torch.from_numpy(rng.standard_normal((2, 8000)).astype("float32") * 0.1)
+    lengths = torch.tensor([8000, 5000])
+    waves[1, 5000:] = 0
+    hidden, frames = encoder.forward(waves, lengths)
+    assert hidden.shape[:2] == (2, int(frames[0])) and hidden.shape[2] == 16
+    assert int(frames[1]) < int(frames[0])
+    assert not hidden.requires_grad  # frozen encoder
+
+    head = _head(encoder.dim, RankerConfig(lstm_hidden=8, mlp_hidden=8))
+    scores = head(hidden, frames)
+    loss = pairwise_logistic_loss(scores[:1] - scores[1:], torch.tensor([True]))
+    loss.backward()
+    grads = [p.grad for p in head.parameters() if p.requires_grad]
+    assert all(g is not None and torch.isfinite(g).all() for g in grads)
+    assert any(float(g.abs().sum()) > 0 for g in grads)
+    assert all(p.grad is None for p in encoder.model.parameters())
+
+    one = encoder.frames(load_audio((waves[0].numpy(), 16_000)))
+    np.testing.assert_allclose(one, hidden[0].numpy(), atol=1e-5)
+    with pytest.raises(ValueError, match="layer 7 out of range"):
+        HFEncoder(encoder.model, "tiny", layer=7)
+
+
+def test_train_with_a_tiny_ssl_encoder(clean_vs_noisy):
+    from speech_drame.protocols.animescore.encoders import HFEncoder
+    from speech_drame.protocols.animescore.ranker import RankerConfig, train_ranker
+
+    pairs = PairSet(clean_vs_noisy["test"].pairs[:8])
+    config = RankerConfig(lstm_hidden=8, mlp_hidden=8, max_epochs=2, patience=1)
+    ranker = train_ranker(pairs, HFEncoder(_tiny("wavlm"), "tiny-wavlm"), config, cache=None)
+    assert ranker.summary["epochs_run"] >= 1
+    assert np.isfinite(ranker.score(pairs.files[:2], cache=None)).all()
+
+
+# --- pair CSVs --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def clips(tmp_path) -> list[str]:
+    names = []
+    for i in range(3):
+        sf.write(tmp_path / f"u{i}.wav", np.full(8000, 0.1, "float32"), 16_000)
+        names.append(f"u{i}.wav")
+    return names
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "choice"),
+    [("file_a", "file_b", "choice"), ("audio_a", "audio_b", "label"),
+     ("wav_a", "wav_b", "preference")],
+)  # fmt: skip
+def test_pair_csv_accepts_documented_aliases(tmp_path, clips, a, b, choice):
+    assert a in COLUMN_ALIASES["file_a"] and choice in COLUMN_ALIASES["choice"]
+    path = _write_csv(
+        tmp_path / "pairs.csv",
+        [a, b, choice, "source_a", "source_b"],
+        [[clips[0], clips[1], "+1", "x", "y"], [clips[1], clips[2], "-1", "y", "z"]],
+    )
+    got = load_pairs(path)
+    assert [(Path(p.file_a).name, Path(p.file_b).name, p.a_preferred) for p in got.pairs] == [
+        ("u0.wav", "u1.wav", True),
+        ("u1.wav", "u2.wav", False),
+    ]
+    assert got.pairs[0].source_a == "x" and got.n_judgements == 2 and not got.ties
+
+
+def test_pair_csv_errors_name_file_row_and_column(tmp_path, clips):
+    header = ["audio_a", "audio_b", "label"]
+    bad = _write_csv(
+        tmp_path / "bad.csv", header, [[clips[0], clips[1], "1"], [clips[0], clips[2], "yes"]]
+    )
+    with pytest.raises(PairFileError, match=r"bad\.csv: row 3, column 'label': choice 'yes'"):
+        load_pairs(bad)
+    gone = _write_csv(tmp_path / "gone.csv", header, [[clips[0], "missing.wav", "1"]])
+    with pytest.raises(PairFileError, match=r"row 2, column 'audio_b': audio file not found"):
+        load_pairs(gone)
+    short = tmp_path / "short.csv"
+    short.write_text(f"audio_a,audio_b,label\n{clips[0]},{clips[1]}\n")
+    with pytest.raises(PairFileError, match=r"row 2, column 'label': missing"):
+        load_pairs(short)
+    nocol = _write_csv(tmp_path / "nocol.csv", ["file_a", "file_b", "winner"], [])
+    with pytest.raises(PairFileError, match=r"nocol\.csv: no 'choice' column \(accepted names"):
+        load_pairs(nocol)
+    both = _write_csv(tmp_path / "both.csv", ["file_a", "audio_a", "file_b", "choice"], [])
+    with pytest.raises(PairFileError, match=r"aliases of 'file_a'"):
+        load_pairs(both)
+    with pytest.raises(PairFileError, match="pair file not found"):
+        load_pairs(tmp_path / "absent.csv")
+    # paths resolve against audio_root when given
+    sub = tmp_path / "lists"
+    sub.mkdir()
+    rel = _write_csv(sub / "rel.csv", header, [[clips[0], clips[1], "-1"]])
+    with pytest.raises(PairFileError, match="audio file not found"):
+        load_pairs(rel)
+    assert load_pairs(rel, audio_root=tmp_path).pairs[0].a_preferred is False
+
+
+def test_majority_vote_merges_either_order_and_reports_ties():
+    x, y, z = "x.wav", "y.wav", "z.wav"
+    judgements = [
+        Pair(x, y, True), Pair(y, x, False), Pair(x, y, False),  # x wins 2-1
+        Pair(y, z, True), Pair(z, y, True),  # tie 1-1
+        Pair(z, x, True),
+    ]  # fmt: skip
+    voted = majority_vote(judgements)
+    assert voted.n_judgements == 6
+    assert [(p.file_a, p.file_b, p.a_preferred, p.votes_a, p.votes_b) for p in voted.pairs] == [
+        (x, y, True, 2, 1),
+        (z, x, True, 1, 0),
+    ]
+    assert voted.ties == [(y, z, 2)]
+
+
+def test_written_pairs_read_back(tmp_path, clips):
+    pairs = [Pair(str(tmp_path / clips[0]), str(tmp_path / clips[2]), False, 0, 1, "s", "t")]
+    got = load_pairs(write_pairs(pairs, tmp_path / "out.csv"))
+    assert got.pairs == pairs
+
+
+def test_whisper_encoder_frames_cover_the_clip_and_match_the_asr_embedding():
+    from speech_drame.audio import load_audio
+    from speech_drame.features.asr import encoder_frames, transcribe
+
+    audio = load_audio(LIBRIVOX / "sense_and_sensibility_01_austen_64kb-0880.wav")
+    frames = encoder_frames(audio)
+    assert frames.shape == ((len(audio.samples) // 160 + 1) // 2, 384)  # 20 ms per state
+    np.testing.assert_allclose(frames.mean(0), transcribe(audio).embedding, rtol=1e-4, atol=1e-5)
