@@ -281,3 +281,60 @@ def test_whisper_encoder_frames_cover_the_clip_and_match_the_asr_embedding():
     frames = encoder_frames(audio)
     assert frames.shape == ((len(audio.samples) // 160 + 1) // 2, 384)  # 20 ms per state
     np.testing.assert_allclose(frames.mean(0), transcribe(audio).embedding, rtol=1e-4, atol=1e-5)
+
+
+# --- handcrafted baseline -----------------------------------------------------------------
+
+
+def _vowel(formant_hz: tuple[float, ...], f0: float = 120.0, seconds: float = 1.0) -> np.ndarray:
+    """A tilted impulse train at ``f0`` through second-order resonators at ``formant_hz``."""
+    from scipy.signal import lfilter
+
+    sr = 16_000
+    x = np.zeros(int(seconds * sr))
+    x[:: int(sr / f0)] = 1.0
+    x = lfilter([1.0], [1.0, -0.97], x)  # source tilt (what the analysis pre-emphasis undoes)
+    for f in formant_hz:
+        r = np.exp(-np.pi * 80.0 / sr)  # 80 Hz bandwidth
+        x = lfilter([1.0 - r], [1.0, -2 * r * np.cos(2 * np.pi * f / sr), r * r], x)
+    return (0.3 * x / np.abs(x).max()).astype("float32")
+
+
+def test_lpc_formants_recover_synthetic_resonances():
+    from speech_drame.audio import load_audio
+    from speech_drame.features.formants import formants
+
+    for target in ((500.0, 1500.0, 2500.0), (400.0, 1900.0, 2700.0)):
+        got = formants(load_audio((_vowel(target), 16_000)))
+        np.testing.assert_allclose([got.f1_hz, got.f2_hz, got.f3_hz], target, rtol=0.08)
+        assert got.frames > 50
+
+
+def test_baseline_cross_validation_matches_sklearn(clean_vs_noisy):
+    from sklearn.model_selection import KFold, cross_val_predict
+
+    from speech_drame.metrics import pairwise_preference
+    from speech_drame.protocols.animescore.baseline import (
+        FEATURES,
+        baseline_model,
+        pair_differences,
+        run_baseline,
+    )
+
+    pairs = clean_vs_noisy["test"]
+    result = run_baseline(pairs, cache=clean_vs_noisy["cache"], folds=5, seed=3)
+    x, y = pair_differences(pairs, cache=clean_vs_noisy["cache"])
+    assert x.shape == (len(pairs.pairs), len(FEATURES))
+    direct = cross_val_predict(
+        baseline_model(), x, y, cv=KFold(5, shuffle=True, random_state=3),
+        method="decision_function",
+    )  # fmt: skip
+    np.testing.assert_allclose(result["score_diff"], direct, rtol=1e-6, atol=1e-9)
+    expected = pairwise_preference(direct, y)
+    assert result["roc_auc"] == pytest.approx(expected["roc_auc"])
+    assert result["nll"] == pytest.approx(expected["nll"])
+    assert len(result["per_fold"]) == 5 and set(result["coefficients"]) == set(FEATURES)
+    # swapping A and B flips every out-of-fold difference (no intercept)
+    flipped = PairSet([Pair(p.file_b, p.file_a, not p.a_preferred) for p in pairs.pairs])
+    swapped = run_baseline(flipped, cache=clean_vs_noisy["cache"], folds=5, seed=3)
+    np.testing.assert_allclose(swapped["score_diff"], -np.asarray(result["score_diff"]), atol=1e-6)
