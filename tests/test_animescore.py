@@ -4,6 +4,7 @@ tiny SSL encoders forward/backward, save/load, the handcrafted baseline and the 
 from __future__ import annotations
 
 import csv
+import json
 import os
 from pathlib import Path
 
@@ -338,3 +339,90 @@ def test_baseline_cross_validation_matches_sklearn(clean_vs_noisy):
     flipped = PairSet([Pair(p.file_b, p.file_a, not p.a_preferred) for p in pairs.pairs])
     swapped = run_baseline(flipped, cache=clean_vs_noisy["cache"], folds=5, seed=3)
     np.testing.assert_allclose(swapped["score_diff"], -np.asarray(result["score_diff"]), atol=1e-6)
+
+
+# --- demo pairs and the command line ------------------------------------------------------
+
+
+def _demo_release(root: Path) -> Path:
+    """A minimal demo release: two renderings, three severities each, plus a test clip."""
+    import json
+
+    clips = []
+    for base in ("tts:piper:a", "tts:flite:b"):
+        for severity in (0, 1, 2):
+            wav = f"archetype_data/{base[-1]}{severity}.wav"
+            clips.append({"split": "train", "base_key": base, "wav": wav,
+                          "degradation": {"kind": "noise" if severity else "none",
+                                          "severity": severity}})  # fmt: skip
+    clips.append({"split": "test", "base_key": "tts:piper:a", "wav": "archetype_data/t0.wav",
+                  "degradation": {"kind": "none", "severity": 0}})  # fmt: skip
+    clips.append({"split": "test", "base_key": "tts:piper:a", "wav": "archetype_data/t1.wav",
+                  "degradation": {"kind": "reverb", "severity": 0}})  # fmt: skip
+    (root / "archetype_data").mkdir(parents=True)
+    for c in clips:
+        sf.write(root / c["wav"], np.full(8000, 0.1, "float32"), 16_000)
+    (root / "DEMO_MANIFEST.json").write_text(json.dumps({"clips": clips}))
+    return root
+
+
+def test_demo_pairs_prefer_the_less_degraded_rendering(tmp_path):
+    from speech_drame.protocols.animescore.pairs import SYNTHETIC_NOTE, demo_pairs
+
+    sets = demo_pairs(_demo_release(tmp_path / "release"), seed=0)
+    assert set(sets) == {"train"}  # the test clips share a severity: no pair
+    pairs = sets["train"]
+    assert len(pairs.pairs) == 6 and pairs.note == SYNTHETIC_NOTE
+    for p in pairs.pairs:
+        a, b = Path(p.file_a).stem, Path(p.file_b).stem
+        assert a[0] == b[0]  # same rendering
+        assert p.a_preferred == (int(a[1]) < int(b[1]))
+    assert {p.a_preferred for p in pairs.pairs} == {True, False}
+    with pytest.raises(PairFileError, match="DEMO_MANIFEST.json: not found"):
+        demo_pairs(tmp_path)
+
+
+def _cli(argv: list[str]) -> int:
+    import argparse
+
+    from speech_drame.commands import animescore
+
+    parser = argparse.ArgumentParser()
+    animescore.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["animescore", *argv])
+    return args.func(args)
+
+
+def test_cli_train_score_baseline_and_demo_pairs(clean_vs_noisy, tmp_path, capsys):
+    cache = str(clean_vs_noisy["cache"])
+    train_csv = write_pairs(clean_vs_noisy["train"].pairs, tmp_path / "train.csv")
+    test_csv = write_pairs(clean_vs_noisy["test"].pairs, tmp_path / "test.csv")
+    model = tmp_path / "model"
+    argv = ["train", "--pairs", str(train_csv), "--test-pairs", str(test_csv), "--out",
+            str(model), "--epochs", "2", "--lstm-hidden", "8", "--mlp-hidden", "8",
+            "--cache", cache, "--quiet"]  # fmt: skip
+    assert _cli(argv) == 0
+    out = capsys.readouterr().out
+    assert "test: 30 pairs, accuracy" in out and f"saved {model}" in out
+    assert (model / "metrics.json").is_file()
+
+    files = clean_vs_noisy["test"].files[:2]
+    assert _cli(["score", "--model", str(model), "--cache", cache, "--json", *files]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    from speech_drame.protocols.animescore.ranker import score
+
+    np.testing.assert_allclose([r["score"] for r in printed], score(files, model, cache))
+
+    assert _cli(["baseline", "--pairs", str(test_csv), "--cache", cache]) == 0
+    assert "baseline (5-fold CV): 30 pairs" in capsys.readouterr().out
+
+    assert _cli(["score", "--model", str(tmp_path / "none"), files[0]]) == 2
+    assert "config.json: missing" in capsys.readouterr().err
+    bad = _write_csv(tmp_path / "bad.csv", ["file_a", "file_b", "choice"], [["x", "y", "1"]])
+    assert _cli(["baseline", "--pairs", str(bad)]) == 2
+    assert "bad.csv: row 2, column 'file_a': audio file not found" in capsys.readouterr().err
+
+    release = _demo_release(tmp_path / "release")
+    assert _cli(["demo-pairs", "--release", str(release), "--out", str(tmp_path / "demo")]) == 0
+    assert len(load_pairs(tmp_path / "demo" / "pairs_train.csv").pairs) == 6
+    assert "synthetic" in (tmp_path / "demo" / "README.md").read_text()

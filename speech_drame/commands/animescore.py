@@ -1,0 +1,202 @@
+"""`speech-drame animescore`: AnimeScore-style pairwise ranker (train, score, baseline, demo pairs)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def _cache(value: str) -> str | None:
+    return None if value == "none" else value
+
+
+def _pairs(csv_path: str, audio_root: str | None):
+    from ..protocols.animescore.pairs import load_pairs
+
+    pairs = load_pairs(csv_path, audio_root)
+    print(
+        f"{csv_path}: {pairs.n_judgements} judgement(s) -> {len(pairs.pairs)} pair(s), "
+        f"{len(pairs.ties)} tie(s) excluded",
+        file=sys.stderr,
+    )
+    return pairs
+
+
+def _metrics_line(name: str, m: dict) -> str:
+    return (
+        f"{name}: {m['count']} pairs, accuracy {m['accuracy']:.4f}, NLL {m['nll']:.4f}, "
+        f"ROC-AUC {m['roc_auc']:.4f}"
+    )
+
+
+def _train(args: argparse.Namespace) -> int:
+    from ..protocols.animescore.encoders import WHISPER, build_encoder
+    from ..protocols.animescore.ranker import RankerConfig, train_ranker
+
+    config = RankerConfig(
+        lstm_hidden=args.lstm_hidden,
+        mlp_hidden=args.mlp_hidden,
+        learning_rate=args.learning_rate,
+        batch_pairs=args.batch_pairs,
+        max_epochs=args.epochs,
+        patience=args.patience,
+        val_fraction=args.val_fraction,
+        seed=args.seed,
+    )
+    if args.encoder == WHISPER:
+        encoder = build_encoder({"kind": "whisper"})
+    else:
+        encoder = build_encoder({"kind": "hf", "name": args.encoder, "layer": args.layer})
+    pairs = _pairs(args.pairs, args.audio_root)
+    log = None if args.quiet else (lambda line: print(line, file=sys.stderr))
+    ranker = train_ranker(pairs, encoder, config, _cache(args.cache), log=log)
+    out = ranker.save(args.out)
+    metrics = {}
+    for name, csv_path in (("test", args.test_pairs), ("ood", args.ood_pairs)):
+        if csv_path:
+            metrics[name] = ranker.evaluate(_pairs(csv_path, args.audio_root), _cache(args.cache))
+            print(_metrics_line(name, metrics[name]))
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n", encoding="utf-8")
+    s = ranker.summary
+    print(
+        f"saved {out} (best epoch {s['best_epoch']} of {s['epochs_run']}, "
+        f"val NLL {s['best_val_nll']:.4f}, {s['train_pairs']} train / {s['val_pairs']} val pairs)"
+    )
+    return 0
+
+
+def _score(args: argparse.Namespace) -> int:
+    from ..protocols.animescore.ranker import Ranker
+
+    paths = list(args.files)
+    if args.list:
+        lines = Path(args.list).read_text(encoding="utf-8").splitlines()
+        paths += [line.strip() for line in lines if line.strip()]
+    if not paths:
+        raise ValueError("no audio files given (positional FILES or --list)")
+    scores = Ranker.load(args.model).score(paths, _cache(args.cache), args.batch_size)
+    if args.json:
+        print(
+            json.dumps(
+                [{"file": str(p), "score": float(s)} for p, s in zip(paths, scores, strict=True)]
+            )
+        )
+    else:
+        for p, s in zip(paths, scores, strict=True):
+            print(f"{s:.6f}\t{p}")
+    return 0
+
+
+def _baseline(args: argparse.Namespace) -> int:
+    from ..protocols.animescore.baseline import run_baseline
+
+    result = run_baseline(
+        _pairs(args.pairs, args.audio_root), _cache(args.cache), args.folds, args.seed
+    )
+    print(_metrics_line(f"baseline ({args.folds}-fold CV)", result))
+    top = ", ".join(f"{k} {v:+.3f}" for k, v in list(result["coefficients"].items())[:4])
+    print(f"largest standardised coefficients: {top}")
+    if args.out:
+        Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {args.out}")
+    return 0
+
+
+def _demo_pairs(args: argparse.Namespace) -> int:
+    from ..protocols.animescore.pairs import SYNTHETIC_NOTE, demo_pairs, write_pairs
+
+    sets = demo_pairs(args.release, args.seed)
+    out = Path(args.out)
+    for split, pairs in sorted(sets.items()):
+        path = write_pairs(pairs.pairs, out / f"pairs_{split}.csv")
+        print(f"wrote {path} ({len(pairs.pairs)} pairs)")
+    (out / "README.md").write_text(
+        f"# Demo AnimeScore-style pairs\n\n{SYNTHETIC_NOTE}.\n", encoding="utf-8"
+    )
+    print(f"note: {SYNTHETIC_NOTE}")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..audio import AudioError
+    from ..protocols.animescore.pairs import PairFileError
+
+    try:
+        return args.action(args)
+    except (AudioError, PairFileError, OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _common(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--cache",
+        default="default",
+        help="feature cache folder, 'default' (~/.cache/speech-drame/features) or 'none'",
+    )
+    sub.set_defaults(func=run)
+
+
+def _pair_args(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--pairs",
+        required=True,
+        help="pair CSV: file_a,file_b,choice(+1/-1) (aliases audio_a/wav_a, label/preference)",
+    )
+    sub.add_argument("--audio-root", help="folder the CSV's audio paths are relative to")
+    sub.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("animescore", help=__doc__.split(": ", 1)[1])
+    actions = parser.add_subparsers(dest="animescore_action", required=True, metavar="ACTION")
+
+    train = actions.add_parser("train", help="train the BiLSTM ranker on preference pairs")
+    _pair_args(train)
+    train.add_argument("--out", required=True, help="folder for model.safetensors + config.json")
+    train.add_argument(
+        "--encoder",
+        default="whisper-tiny.en",
+        help="whisper-tiny.en (offline default) or a transformers SSL model name/folder",
+    )
+    train.add_argument("--layer", type=int, default=-1, help="hidden layer of an SSL encoder")
+    train.add_argument("--test-pairs", help="pair CSV evaluated after training")
+    train.add_argument("--ood-pairs", help="out-of-distribution pair CSV evaluated after training")
+    train.add_argument("--epochs", type=int, default=30, help="maximum epochs (default 30)")
+    train.add_argument("--patience", type=int, default=5, help="early-stopping patience")
+    train.add_argument("--batch-pairs", type=int, default=16, help="pairs per step")
+    train.add_argument("--learning-rate", type=float, default=1e-3)
+    train.add_argument("--lstm-hidden", type=int, default=64)
+    train.add_argument("--mlp-hidden", type=int, default=64)
+    train.add_argument("--val-fraction", type=float, default=0.15)
+    train.add_argument("--quiet", action="store_true", help="no per-epoch lines")
+    _common(train)
+    train.set_defaults(action=_train)
+
+    score = actions.add_parser("score", help="score audio files with a trained ranker")
+    score.add_argument("--model", required=True, help="folder written by `animescore train`")
+    score.add_argument("files", nargs="*", help="audio files")
+    score.add_argument("--list", help="text file with one audio path per line")
+    score.add_argument("--batch-size", type=int, default=32)
+    score.add_argument("--json", action="store_true", help="print a JSON list")
+    _common(score)
+    score.set_defaults(action=_score)
+
+    baseline = actions.add_parser(
+        "baseline", help="handcrafted features + logistic regression, k-fold CV"
+    )
+    _pair_args(baseline)
+    baseline.add_argument("--folds", type=int, default=5)
+    baseline.add_argument("--out", help="write the full result as JSON here")
+    _common(baseline)
+    baseline.set_defaults(action=_baseline)
+
+    demo = actions.add_parser(
+        "demo-pairs", help="synthetic pairs from a demo release (less degraded preferred)"
+    )
+    demo.add_argument("--release", default="build/demo_release", help="demo release folder")
+    demo.add_argument("--out", required=True, help="folder for pairs_<split>.csv")
+    demo.add_argument("--seed", type=int, default=0)
+    demo.set_defaults(func=run, action=_demo_pairs)
