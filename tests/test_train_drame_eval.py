@@ -9,7 +9,7 @@ import re
 import pytest
 from conftest import REPO, archetype_record, tone, write_release
 from datasets import load_dataset
-from huggingface_hub import ModelCard
+from huggingface_hub import DatasetCard, ModelCard
 
 from speech_drame.hub_dataset import build_dataset
 from speech_drame.scorers.drame_eval import DrameEvalScorer
@@ -18,6 +18,7 @@ from speech_drame.training.run import main
 
 pytestmark = pytest.mark.slow
 STEPS = 20
+EVAL_CLIPS = 6
 
 
 def _record(rid: str, i: int) -> dict:
@@ -40,7 +41,7 @@ def dataset_dir(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("train_ds")
     files = {
         "archetype_data/train.jsonl": [_record(f"tr{i}", i) for i in range(12)],
-        "archetype_data/test.jsonl": [_record(f"te{i}", i + 1) for i in range(5)],
+        "archetype_data/test.jsonl": [_record(f"te{i}", i + 1) for i in range(8)],
     }
     audio = {
         r["id"]: tone(0.8 + 0.4 * (i % 3), freq=110 + 35 * i, seed=i)
@@ -65,7 +66,7 @@ def train_args(dataset, out, *extra):
         "--activation_checkpointing", "false",
         "--learning_rate", "3e-3", "--warmup_steps", "2",
         "--per_device_train_batch_size", "2", "--gradient_accumulation_steps", "1",
-        "--per_device_eval_batch_size", "3", "--max_eval_samples", "4",
+        "--per_device_eval_batch_size", "3", "--max_eval_samples", str(EVAL_CLIPS),
         "--logging_steps", "1", "--save_steps", "10", "--dataloader_num_workers", "0",
         *extra,
     ]  # fmt: skip
@@ -93,11 +94,18 @@ def test_training_lowers_the_loss(run):
     assert len(losses) == STEPS
     first, last = sum(losses[:5]) / 5, sum(losses[-5:]) / 5
     assert last < first - 0.3, losses
-    metrics = json.loads((out / "metrics.json").read_text())
-    assert metrics["train"]["global_step"] == STEPS
-    # 12 clips x Content Pass + 9 passed clips x 3 scales; failed clips have no scale pairs.
-    assert metrics["train"]["training_pairs"] == 12 + 9 * 3
-    assert metrics["train"]["skipped_no_valid_score"]["audio_quality"] == 3
+
+
+def test_every_clip_dimension_with_a_valid_rating_is_a_training_pair(run, dataset_dir):
+    out, _ = run
+    train = json.loads((out / "metrics.json").read_text())["train"]
+    assert train["global_step"] == STEPS
+    rows = load_dataset(str(dataset_dir), "archetype")["train"]["annotations"]
+    dims = ("content_pass", "audio_quality", "human_likeness", "appropriateness")
+    valid = {d: sum(any(v is not None for v in ann[d]) for ann in rows) for d in dims}
+    assert train["training_clips"] == len(rows)
+    assert train["training_pairs"] == sum(valid.values())
+    assert train["skipped_no_valid_score"] == {d: len(rows) - valid[d] for d in dims}
 
 
 def test_adapter_reloads_and_gives_identical_scores(run, dataset_dir):
@@ -106,12 +114,12 @@ def test_adapter_reloads_and_gives_identical_scores(run, dataset_dir):
     adapter = json.loads((out / "adapter_config.json").read_text())
     assert adapter["r"] == 16 and "language_model" in adapter["target_modules"]
     saved = [json.loads(line) for line in (out / "predictions" / "test.jsonl").open()]
-    assert len(saved) == 4 and all(p["error"] is None for p in saved)
+    assert len(saved) == EVAL_CLIPS and all(p["error"] is None for p in saved)
 
     info = json.loads((out / "drame_eval_config.json").read_text())
     assert info["base_model"] == "tiny" and info["dtype"] == "float32"
     scorer = DrameEvalScorer.from_pretrained(out)  # fresh tiny base from the seed + adapter
-    rows = load_dataset(str(dataset_dir), "archetype")["test"].select(range(4))
+    rows = load_dataset(str(dataset_dir), "archetype")["test"].select(range(EVAL_CLIPS))
     again = scorer.score_rows(rows)
     for before, after in zip(saved, again, strict=True):
         assert after.id == before["id"]
@@ -130,12 +138,12 @@ def test_adapter_reloads_and_gives_identical_scores(run, dataset_dir):
     )
 
 
-def test_model_card_parses_with_the_measured_metrics(run):
+def test_model_card_parses_with_the_measured_metrics(run, dataset_dir):
     out, _ = run
     card = ModelCard.load(out / "README.md")
     data = card.data
     assert data.library_name == "peft" and data.base_model == "tiny"
-    assert data.pipeline_tag == "audio-text-to-text" and data.datasets == ["speech-drame"]
+    assert data.pipeline_tag == "audio-text-to-text" and data.datasets == [dataset_dir.name]
     metrics = json.loads((out / "metrics.json").read_text())["eval"]["test"]
     expected = {
         ("content_pass", "accuracy"): metrics["content_pass_accuracy"],
@@ -146,7 +154,7 @@ def test_model_card_parses_with_the_measured_metrics(run):
         },
     }
     got = {(r.metric_config, r.metric_type): r.metric_value for r in data.eval_results}
-    assert got.keys() == expected.keys() and ("audio_quality", "pearsonr") in got
+    assert got.keys() == expected.keys() and ("content_pass", "accuracy") in got
     for key, value in expected.items():
         assert got[key] == pytest.approx(value, abs=1e-4)
     assert all(
@@ -155,8 +163,10 @@ def test_model_card_parses_with_the_measured_metrics(run):
     for section in ("## Intended use", "## Prompt format", "## Decoding rule", "## Training data",
                     "## Limitations", "## How to load"):  # fmt: skip
         assert section in card.text
-    assert "Licence of the training data: **other**" in card.text
-    assert "**Training data note.** Unit-test corpus: tones with made-up labels." in card.text
+    dataset_card = DatasetCard.load(dataset_dir / "README.md")
+    assert f"Licence of the training data: **{dataset_card.data.license}**" in card.text
+    source = re.search(r"^> \*\*Source\.\*\* (.+)$", dataset_card.text, re.MULTILINE)[1]
+    assert f"**Training data note.** {source}" in card.text
     assert "<answer>" in card.text and "someone/drame-eval-tiny" in card.text
 
 
