@@ -11,16 +11,15 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from speech_drame.audio import SCORED_SECONDS, Audio, AudioError, AudioSource, load_audio
 from speech_drame.features import asr, prosody, quality, speaker, text, vad
 from speech_drame.features.cache import FeatureCache, audio_key, default_cache_dir
-from speech_drame.features.common import cpu_count, require, thread_count
+from speech_drame.features.common import cpu_count, thread_count, torch_threads
 
 # name -> (version, extractor, record type); the order is the order of extraction
 EXTRACTORS: dict[str, tuple[str, Callable[[Audio], Any], type]] = {
@@ -184,15 +183,19 @@ def extract_blueprint(
     """
     audio = _load(source)
     key = audio_key(audio.samples, audio.sample_rate)
-    feats = audio_features(audio, resolve_cache(cache), key=key)
-    ctx = _context([feats[asr.NAME].text], [contexts or {}], [audio.source])[0]
+    store = resolve_cache(cache)
+    feats = audio_features(audio, store, key=key)
+    ctx = _context([feats[asr.NAME].text], [contexts or {}], [audio.source], store)[0]
     if isinstance(ctx, Exception):
         raise ctx
     return _assemble(audio, key, feats, ctx)
 
 
 def _context(
-    transcripts: Sequence[str], contexts: Sequence[Mapping[str, str]], names: Sequence[str]
+    transcripts: Sequence[str],
+    contexts: Sequence[Mapping[str, str]],
+    names: Sequence[str],
+    cache: FeatureCache | None,
 ) -> list[dict[str, float] | FeatureError]:
     out: list[dict[str, float] | FeatureError] = [{} for _ in transcripts]
     todo = [i for i, c in enumerate(contexts) if c]
@@ -203,7 +206,9 @@ def _context(
         if empty:
             out[i] = FeatureError(f"{names[i]}: empty context text for {', '.join(empty)}")
     todo = [i for i in todo if not isinstance(out[i], FeatureError)]
-    sims = text.context_similarities([transcripts[i] for i in todo], [contexts[i] for i in todo])
+    sims = text.context_similarities(
+        [transcripts[i] for i in todo], [contexts[i] for i in todo], cache
+    )
     for i, s in zip(todo, sims, strict=True):
         out[i] = s
     return out
@@ -217,18 +222,6 @@ class BatchResult:
     errors: dict[int, str]
     timings: dict[str, float]
     seconds: float  # wall time of the batch
-
-
-@contextmanager
-def _torch_threads(n: int) -> Iterator[None]:
-    """Set torch's process-wide thread count for the duration of a batch, then restore it."""
-    torch = require("torch", "torch", "speaker embedding")
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def extract_blueprints(
@@ -300,7 +293,7 @@ def extract_blueprints(
             return i, _describe(exc, audios[i].source), spent
 
     if todo:
-        with _torch_threads(thread_count()):
+        with torch_threads(thread_count()):
             done(*run(todo[0]))  # loads the models once, before the threads share them
             with ThreadPoolExecutor(workers) as pool:
                 for i, result, spent in pool.map(run, todo[1:]):
@@ -310,7 +303,10 @@ def extract_blueprints(
     ok = sorted(feats)
     start_text = time.perf_counter()
     sims = _context(
-        [feats[i][asr.NAME].text for i in ok], [ctxs[i] for i in ok], [audios[i].source for i in ok]
+        [feats[i][asr.NAME].text for i in ok],
+        [ctxs[i] for i in ok],
+        [audios[i].source for i in ok],
+        cache,
     )
     if any(ctxs[i] for i in ok):
         timings[text.NAME] = time.perf_counter() - start_text

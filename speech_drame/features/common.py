@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import ModuleType
 
 import numpy as np
@@ -55,3 +57,15 @@ def samples_16k(audio: Audio, extractor: str) -> np.ndarray:
             audio.source, f"{extractor} needs mono samples, got shape {audio.samples.shape}"
         )
     return audio.samples
+
+
+@contextmanager
+def torch_threads(n: int) -> Iterator[None]:
+    """Set torch's process-wide intra-op thread count for a block, then restore it."""
+    torch = require("torch", "torch", "this step")
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)

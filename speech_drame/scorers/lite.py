@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from speech_drame.features.blueprint import FEATURE_VERSIONS, Blueprint
-from speech_drame.features.common import require
+from speech_drame.features.common import require, torch_threads
 from speech_drame.schema import CONTENT_PASS, SCORE_MAX, SCORE_MIN, Config, check_config, dimensions
 
 FORMAT_VERSION = 1
@@ -389,11 +389,21 @@ def train_lite_scorer(
     net = _build_net(x.shape[1], dims, content_pass, options.hidden, options.dropout)
     opt = torch.optim.AdamW(net.parameters(), lr=options.lr, weight_decay=options.weight_decay)
     net.train()
+    with torch_threads(1):  # a small MLP: one thread beats several (thread start-up per op)
+        _fit(net, opt, xn, score_m, pass_m, rng, options)
+    net.eval()
+    meta = {"n_train": n, **(info or {})}
+    return LiteScorer(mode, dims, content_pass, mean, std, net, options, meta)
+
+
+def _fit(net, opt, xn, score_m, pass_m, rng, options: TrainingOptions) -> None:
+    torch = require("torch", "torch", "LiteScorer")
+    n, n_dims = score_m.shape[:2]
     for _ in range(options.epochs):
         order = rng.permutation(n)
         for start in range(0, n, options.batch_size):
             rows = order[start : start + options.batch_size]
-            target = np.stack([_sample(score_m[:, j], rows, rng) for j in range(len(dims))], axis=1)
+            target = np.stack([_sample(score_m[:, j], rows, rng) for j in range(n_dims)], axis=1)
             mask = torch.from_numpy(~np.isnan(target))
             idx = torch.from_numpy(np.nan_to_num(target - SCORE_MIN).astype(np.int64))
             logits, pass_logit = net(xn[rows])
@@ -410,6 +420,3 @@ def train_lite_scorer(
             opt.zero_grad()
             loss.backward()
             opt.step()
-    net.eval()
-    meta = {"n_train": n, **(info or {})}
-    return LiteScorer(mode, dims, content_pass, mean, std, net, options, meta)
