@@ -426,3 +426,18 @@ def test_cli_train_score_baseline_and_demo_pairs(clean_vs_noisy, tmp_path, capsy
     assert _cli(["demo-pairs", "--release", str(release), "--out", str(tmp_path / "demo")]) == 0
     assert len(load_pairs(tmp_path / "demo" / "pairs_train.csv").pairs) == 6
     assert "synthetic" in (tmp_path / "demo" / "README.md").read_text()
+
+
+def test_utterance_metadata_csv(tmp_path):
+    from speech_drame.protocols.animescore.pairs import read_utterances
+
+    ok = _write_csv(tmp_path / "utt.csv", ["wav", "source", "split"], [["u0.wav", "anim", "train"]])
+    assert read_utterances(ok) == {"u0.wav": {"wav": "u0.wav", "source": "anim", "split": "train"}}
+    dup = _write_csv(tmp_path / "dup.csv", ["file"], [["u0.wav"], ["u0.wav"]])
+    with pytest.raises(PairFileError, match=r"dup\.csv: row 3: 'u0.wav' listed twice"):
+        read_utterances(dup)
+    empty = _write_csv(tmp_path / "empty.csv", ["file", "source"], [["", "x"]])
+    with pytest.raises(PairFileError, match=r"row 2, column 'file': empty"):
+        read_utterances(empty)
+    with pytest.raises(PairFileError, match="expected one of the columns file/audio/wav/path"):
+        read_utterances(_write_csv(tmp_path / "none.csv", ["name"], []))

@@ -229,19 +229,18 @@ def demo_pairs(release_dir: str | os.PathLike, seed: int = 0) -> dict[str, PairS
     if not manifest_path.is_file():
         raise PairFileError(f"{manifest_path}: not found (build the demo release first)")
     clips = json.loads(manifest_path.read_text(encoding="utf-8"))["clips"]
-    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[tuple[int, dict]]] = defaultdict(list)
     for i, clip in enumerate(clips):
         try:
-            groups[clip["split"], clip["base_key"]].append(clip)
-            clip["degradation"]["severity"]
-        except (KeyError, TypeError) as exc:
-            raise PairFileError(f"{manifest_path}: clip {i}: missing field {exc}") from None
+            key = clip["split"], clip["base_key"]
+            groups[key].append((int(clip["degradation"]["severity"]), clip))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise PairFileError(f"{manifest_path}: clip {i}: bad or missing field {exc}") from None
     rng = np.random.default_rng(seed)
     by_split: dict[str, list[Pair]] = defaultdict(list)
     for (split, _), members in sorted(groups.items()):
-        for i, x in enumerate(members):
-            for y in members[i + 1 :]:
-                sx, sy = x["degradation"]["severity"], y["degradation"]["severity"]
+        for i, (sx, x) in enumerate(members):
+            for sy, y in members[i + 1 :]:
                 if sx == sy:
                     continue
                 better, worse = (x, y) if sx < sy else (y, x)

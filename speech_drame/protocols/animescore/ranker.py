@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -195,7 +196,7 @@ def train_ranker(
     encoder: FrameEncoder | str = "whisper-tiny.en",
     config: RankerConfig | None = None,
     cache: CacheArg = "default",
-    log: Any = None,
+    log: Callable[[str], None] | None = None,
 ) -> Ranker:
     """Train the head on ``pairs`` with the pairwise logistic loss and early stopping.
 
