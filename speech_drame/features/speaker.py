@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from speech_drame.audio import Audio, AudioError
-from speech_drame.features.common import require, samples_16k
+from speech_drame.features.common import require, samples_16k, thread_count, torch_threads
 from speech_drame.features.spectral import mel_spectrogram
 
 NAME = "speaker"
@@ -65,7 +65,7 @@ def speaker_embedding(audio: Audio) -> SpeakerEmbedding:
         hop_length=int(SR * hparams.mel_window_step / 1000),
         n_mels=hparams.mel_n_channels,
     ).T
-    with torch.no_grad():
+    with torch.no_grad(), torch_threads(thread_count()):
         partials = encoder(torch.from_numpy(np.stack([mel[s] for s in mel_slices]))).numpy()
     raw = partials.mean(axis=0)
     return SpeakerEmbedding([float(v) for v in raw / np.linalg.norm(raw)])

