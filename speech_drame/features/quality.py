@@ -77,11 +77,14 @@ def _p808_input(window: np.ndarray) -> np.ndarray:
 
 
 def score_windows(batch: np.ndarray) -> np.ndarray:
-    """Raw DNSMOS per window: array ``(n, 4)`` of SIG, BAK, OVRL, P808."""
+    """Raw DNSMOS per window: array ``(n, 4)`` of SIG, BAK, OVRL, P808.
+
+    Windows go through the models one at a time: batching them was slower here and grew
+    onnxruntime's memory arena by ~200 MB per window.
+    """
     primary, p808 = _sessions()
-    raw = primary.run(None, {"input_1": batch})[0]  # (n, 3)
-    mels = np.stack([_p808_input(w) for w in batch])
-    p = p808.run(None, {"input_1": mels})[0][:, 0]
+    raw = np.concatenate([primary.run(None, {"input_1": w[None]})[0] for w in batch])
+    p = np.concatenate([p808.run(None, {"input_1": _p808_input(w)[None]})[0][:, 0] for w in batch])
     return np.stack([_POLY_SIG(raw[:, 0]), _POLY_BAK(raw[:, 1]), _POLY_OVR(raw[:, 2]), p], axis=1)
 
 
