@@ -5,9 +5,6 @@ is downloaded. Short clips are encoded at their own length (plus a second of pad
 than padded to Whisper's 30 s window: CTranslate2 accepts shorter inputs, which makes a
 3-8 s clip about 4x cheaper with the same transcripts on LibriVox speech (CER measured in the
 tests). Decoding is greedy, without timestamps.
-
-``pocketsphinx`` (BSD, optional) is a lighter transcript-only fallback:
-:func:`transcribe_pocketsphinx`.
 """
 
 from __future__ import annotations
