@@ -1,4 +1,5 @@
-"""End to end: train.py on the tiny random Qwen2-Audio, offline, then reload, card, push listing."""
+"""End to end on the demo dataset (archetype): train.py on the tiny random Qwen2-Audio, offline,
+then reload, model card, push listing, resume."""
 
 import contextlib
 import io
@@ -7,11 +8,10 @@ import logging
 import re
 
 import pytest
-from conftest import REPO, archetype_record, tone, write_release
+from conftest import REPO
 from datasets import load_dataset
 from huggingface_hub import DatasetCard, ModelCard
 
-from speech_drame.hub_dataset import build_dataset
 from speech_drame.scorers.drame_eval import DrameEvalScorer
 from speech_drame.training.hub import upload_files
 from speech_drame.training.run import main
@@ -19,43 +19,6 @@ from speech_drame.training.run import main
 pytestmark = pytest.mark.slow
 STEPS = 20
 EVAL_CLIPS = 6
-
-
-def _record(rid: str, i: int) -> dict:
-    ann = archetype_record(rid)["annotations"]
-    passed = i % 4 != 3
-    return archetype_record(
-        rid,
-        annotations={
-            **ann,
-            "content_pass": [passed] * 3,
-            "audio_quality": [1 + i % 5, 1 + (i + 1) % 5, None] if passed else [None] * 3,
-            "human_likeness": [1 + i % 3, 2, 3] if passed else [None] * 3,
-            "appropriateness": [5, 4, None] if passed else [None] * 3,
-        },
-    )
-
-
-@pytest.fixture(scope="module")
-def dataset_dir(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("train_ds")
-    files = {
-        "archetype_data/train.jsonl": [_record(f"tr{i}", i) for i in range(12)],
-        "archetype_data/test.jsonl": [_record(f"te{i}", i + 1) for i in range(8)],
-    }
-    audio = {
-        r["id"]: tone(0.8 + 0.4 * (i % 3), freq=110 + 35 * i, seed=i)
-        for i, r in enumerate(
-            files["archetype_data/train.jsonl"] + files["archetype_data/test.jsonl"]
-        )
-    }
-    build_dataset(
-        write_release(tmp / "rel", files, audio),
-        tmp / "speech-drame",
-        source_note="Unit-test corpus: tones with made-up labels.",
-        progress=False,
-    )
-    return tmp / "speech-drame"
 
 
 def train_args(dataset, out, *extra):
@@ -73,13 +36,13 @@ def train_args(dataset, out, *extra):
 
 
 @pytest.fixture(scope="module")
-def run(dataset_dir, tmp_path_factory):
+def run(demo_dataset_dir, tmp_path_factory):
     out = tmp_path_factory.mktemp("run") / "drame-eval"
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         code = main(
             train_args(
-                dataset_dir, out, "--max_steps", str(STEPS),
+                demo_dataset_dir, out, "--max_steps", str(STEPS),
                 "--push_dry_run", "--hub_model_id", "someone/drame-eval-tiny",
             )
         )  # fmt: skip
@@ -96,11 +59,11 @@ def test_training_lowers_the_loss(run):
     assert last < first - 0.3, losses
 
 
-def test_every_clip_dimension_with_a_valid_rating_is_a_training_pair(run, dataset_dir):
+def test_every_clip_dimension_with_a_valid_rating_is_a_training_pair(run, demo_dataset_dir):
     out, _ = run
     train = json.loads((out / "metrics.json").read_text())["train"]
     assert train["global_step"] == STEPS
-    rows = load_dataset(str(dataset_dir), "archetype")["train"]["annotations"]
+    rows = load_dataset(str(demo_dataset_dir), "archetype")["train"]["annotations"]
     dims = ("content_pass", "audio_quality", "human_likeness", "appropriateness")
     valid = {d: sum(any(v is not None for v in ann[d]) for ann in rows) for d in dims}
     assert train["training_clips"] == len(rows)
@@ -108,7 +71,7 @@ def test_every_clip_dimension_with_a_valid_rating_is_a_training_pair(run, datase
     assert train["skipped_no_valid_score"] == {d: len(rows) - valid[d] for d in dims}
 
 
-def test_adapter_reloads_and_gives_identical_scores(run, dataset_dir):
+def test_adapter_reloads_and_gives_identical_scores(run, demo_dataset_dir):
     out, _ = run
     assert (out / "adapter_model.safetensors").is_file()
     adapter = json.loads((out / "adapter_config.json").read_text())
@@ -119,7 +82,7 @@ def test_adapter_reloads_and_gives_identical_scores(run, dataset_dir):
     info = json.loads((out / "drame_eval_config.json").read_text())
     assert info["base_model"] == "tiny" and info["dtype"] == "float32"
     scorer = DrameEvalScorer.from_pretrained(out)  # fresh tiny base from the seed + adapter
-    rows = load_dataset(str(dataset_dir), "archetype")["test"].select(range(EVAL_CLIPS))
+    rows = load_dataset(str(demo_dataset_dir), "archetype")["test"].select(range(EVAL_CLIPS))
     again = scorer.score_rows(rows)
     for before, after in zip(saved, again, strict=True):
         assert after.id == before["id"]
@@ -138,12 +101,12 @@ def test_adapter_reloads_and_gives_identical_scores(run, dataset_dir):
     )
 
 
-def test_model_card_parses_with_the_measured_metrics(run, dataset_dir):
+def test_model_card_parses_with_the_measured_metrics(run, demo_dataset_dir):
     out, _ = run
     card = ModelCard.load(out / "README.md")
     data = card.data
     assert data.library_name == "peft" and data.base_model == "tiny"
-    assert data.pipeline_tag == "audio-text-to-text" and data.datasets == [dataset_dir.name]
+    assert data.pipeline_tag == "audio-text-to-text" and data.datasets == [demo_dataset_dir.name]
     metrics = json.loads((out / "metrics.json").read_text())["eval"]["test"]
     expected = {
         ("content_pass", "accuracy"): metrics["content_pass_accuracy"],
@@ -163,7 +126,7 @@ def test_model_card_parses_with_the_measured_metrics(run, dataset_dir):
     for section in ("## Intended use", "## Prompt format", "## Decoding rule", "## Training data",
                     "## Limitations", "## How to load"):  # fmt: skip
         assert section in card.text
-    dataset_card = DatasetCard.load(dataset_dir / "README.md")
+    dataset_card = DatasetCard.load(demo_dataset_dir / "README.md")
     assert f"Licence of the training data: **{dataset_card.data.license}**" in card.text
     source = re.search(r"^> \*\*Source\.\*\* (.+)$", dataset_card.text, re.MULTILINE)[1]
     assert f"**Training data note.** {source}" in card.text
@@ -191,13 +154,13 @@ def test_push_dry_run_lists_exactly_the_exported_files(run):
     assert not any(name.startswith("checkpoint-") for name in files)
 
 
-def test_resume_continues_from_the_last_checkpoint(run, dataset_dir, caplog):
+def test_resume_continues_from_the_last_checkpoint(run, demo_dataset_dir, caplog):
     out, _ = run
     with pytest.raises(FileExistsError, match="pass --resume"):
-        main(train_args(dataset_dir, out, "--max_steps", str(STEPS + 2)))
+        main(train_args(demo_dataset_dir, out, "--max_steps", str(STEPS + 2)))
     with caplog.at_level(logging.INFO, logger="speech_drame.training.run"):
         args = ["--max_steps", str(STEPS + 2), "--resume", "--activation_checkpointing", "true"]
-        assert main(train_args(dataset_dir, out, *args)) == 0
+        assert main(train_args(demo_dataset_dir, out, *args)) == 0
     assert f"resuming from {out / f'checkpoint-{STEPS}'}" in caplog.text
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["train"]["global_step"] == STEPS + 2
