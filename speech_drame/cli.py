@@ -13,14 +13,16 @@ import sys
 COMMANDS = (
     "build",
     "summary",
-    "isdrama",
+    "agreement",
     "score",
     "train_lite",
-    "paraling",
-    "trace",
-    "agreement",
+    "judge",
     "bench",
     "serve",
+    "paraling",
+    "trace",
+    "isdrama",
+    "animescore",
 )
 
 

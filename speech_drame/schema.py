@@ -171,7 +171,14 @@ def _typed_list(values: list[Any], kind: type, where: str, key: str) -> list[Any
     for i, v in enumerate(values):
         if v is None:
             out.append(None)
-        elif kind is bool and isinstance(v, bool) or kind is int and _is_int(v) or kind is str and isinstance(v, str):
+        elif (
+            kind is bool
+            and isinstance(v, bool)
+            or kind is int
+            and _is_int(v)
+            or kind is str
+            and isinstance(v, str)
+        ):
             out.append(v)
         else:
             raise RecordError(

@@ -25,7 +25,8 @@ def test_official_samples_round_trip(official_samples_dir, official_dataset_dir)
 
     for config in ("archetype", "realism"):
         raw = [
-            json.loads(line) for line in (official_samples_dir / f"{config}_data" / "test.jsonl").open()
+            json.loads(line)
+            for line in (official_samples_dir / f"{config}_data" / "test.jsonl").open()
         ]
         raw = {r["id"]: r for r in raw}
         ds = load_dataset(str(official_dataset_dir), config)["test"]
