@@ -48,8 +48,9 @@ class Blueprint:
     """All offline features of one clip (the first 30 s of it), plus its text-context fit.
 
     ``context`` maps context names (``question``; ``profile``, ``scene``, ``traits``) to the
-    MiniLM cosine similarity between the transcript and that text; it is empty when the clip
-    was extracted without context. ``versions`` records the extractor versions used.
+    MiniLM cosine similarity between the transcript and that text, and ``context_texts`` holds
+    the texts themselves; both are empty when the clip was extracted without context.
+    ``versions`` records the extractor versions used.
     """
 
     source: str
@@ -62,6 +63,7 @@ class Blueprint:
     voice_activity: vad.VoiceActivity
     prosody: prosody.Prosody
     context: dict[str, float] = field(default_factory=dict)
+    context_texts: dict[str, str] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=lambda: dict(FEATURE_VERSIONS))
 
     @property
@@ -156,13 +158,20 @@ def audio_features(
     return out
 
 
-def _assemble(audio: Audio, key: str, feats: Mapping[str, Any], ctx: dict[str, float]) -> Blueprint:
+def _assemble(
+    audio: Audio,
+    key: str,
+    feats: Mapping[str, Any],
+    ctx: dict[str, float],
+    texts: Mapping[str, str],
+) -> Blueprint:
     return Blueprint(
         source=audio.source,
         sha256=key,
         seconds=audio.seconds,
         truncated=audio.truncated,
         context=ctx,
+        context_texts=dict(texts),
         **{_FIELD_OF[name]: feats[name] for name in EXTRACTORS},
     )
 
@@ -188,7 +197,7 @@ def extract_blueprint(
     ctx = _context([feats[asr.NAME].text], [contexts or {}], [audio.source], store)[0]
     if isinstance(ctx, Exception):
         raise ctx
-    return _assemble(audio, key, feats, ctx)
+    return _assemble(audio, key, feats, ctx, contexts or {})
 
 
 def _context(
@@ -315,7 +324,7 @@ def extract_blueprints(
         if isinstance(s, FeatureError):
             errors[i] = str(s)
         else:
-            blueprints[i] = _assemble(audios[i], keys[i], feats[i], s)
+            blueprints[i] = _assemble(audios[i], keys[i], feats[i], s, ctxs[i])
     return BatchResult(
         blueprints, dict(sorted(errors.items())), timings, time.perf_counter() - start
     )

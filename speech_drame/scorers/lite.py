@@ -1,12 +1,16 @@
 """``LiteScorer``: the embedded default evaluator, small torch heads over a clip's blueprint.
 
 The input is a fixed-length vector of the clip's offline features (DNSMOS, ASR confidence and
-rate, voice activity, prosody, transcript-context similarities, Whisper encoder and speaker
-embeddings), z-normalised with statistics of the training set. A shared hidden layer feeds one
-head per rated dimension, which outputs a distribution over the scores 1..5; the reported score
-is its expectation. Training follows the paper's label distribution learning (Speech-DRAME
-Sec. 5.1, App. L.3): at every step one annotator's label is sampled per example and
-dimension. Archetype Content Pass is a sigmoid probability trained on sampled annotator votes.
+rate, voice activity, prosody, transcript-context similarities; archetype also the transcript
+and speaker embeddings), z-normalised with statistics of the training set. Realism adds what
+its labels hinge on beyond the audio: the MiniLM embeddings of the shown scene and profile
+(projected onto their main training components), their similarity to fixed anchor sentences
+(the arousal a scene calls for, the gender and age a profile presents) and products of those
+cues with the acoustic arousal and pitch cues. A shared hidden layer feeds one head per rated
+dimension, which outputs a distribution over the scores 1..5; the reported score is its
+expectation. Training follows the paper's label distribution learning (Speech-DRAME Sec. 5.1,
+App. L.3): at every step one annotator's label is sampled per example and dimension.
+Archetype Content Pass is a sigmoid probability trained on sampled annotator votes.
 
 A scorer is saved as ``model.safetensors`` + ``config.json`` (no pickle); the config records
 the feature versions it was trained on, and loading it beside other versions is an error.
@@ -37,6 +41,33 @@ CONTEXTS: dict[str, tuple[str, ...]] = {
     "archetype": ("question",),
     "realism": ("profile", "scene", "traits"),
 }
+# clip embeddings that enter the vector as they are (realism overfits on them: 256 clips)
+CLIP_EMBEDDINGS: dict[str, tuple[str, ...]] = {
+    "archetype": ("transcript", "speaker"),
+    "realism": (),
+}
+# contexts whose MiniLM embeddings enter the vector, projected onto training components
+EMBEDDED_CONTEXTS: dict[str, tuple[str, ...]] = {"archetype": (), "realism": ("scene", "profile")}
+# fixed anchor sentences; a context's similarity to each is a text cue
+ANCHORS: dict[str, str] = {
+    "calm": "A calm, quiet, peaceful and relaxed moment.",
+    "excited": "A loud, urgent, frantic and emotional moment with shouting.",
+    "child": "A young child.",
+    "teen": "A teenager.",
+    "old": "An elderly old person.",
+    "man": "He is a man.",
+    "woman": "She is a woman.",
+}
+# (context, anchor, acoustic feature): products of a text cue with the delivery's cue
+CUE_PRODUCTS: tuple[tuple[str, str, str], ...] = (
+    ("scene", "calm", "prosody.energy_mean_db"),
+    ("scene", "excited", "prosody.energy_mean_db"),
+    ("scene", "calm", "prosody.f0_std_st"),
+    ("scene", "excited", "prosody.f0_std_st"),
+    ("profile", "man", "prosody.f0_median_hz"),
+    ("profile", "woman", "prosody.f0_median_hz"),
+)
+EMBEDDING_DIM = 384
 _SCALARS: tuple[tuple[str, str], ...] = (
     ("seconds", ""),
     ("quality", "sig"),
@@ -87,34 +118,79 @@ def default_scorer_dir() -> Path:
     return Path(env) if env else Path(__file__).resolve().parents[2] / "artifacts" / "lite_scorer"
 
 
+def _scalar_names() -> list[str]:
+    return [f"{a}.{b}" if b else a for a, b in _SCALARS]
+
+
 def feature_names(mode: Config) -> list[str]:
-    """Names of the positions of :func:`feature_vector` for ``mode``."""
-    names = [f"{a}.{b}" if b else a for a, b in _SCALARS]
-    names += [f"context.{c}" for c in CONTEXTS[check_config(mode)]]
-    names += [f"transcript.embedding.{i}" for i in range(384)]
-    names += [f"speaker.embedding.{i}" for i in range(256)]
+    """Names of the positions of :func:`feature_matrix` for ``mode``; the embedded contexts
+    come last."""
+    embedded = EMBEDDED_CONTEXTS[check_config(mode)]
+    names = _scalar_names()
+    names += [f"context.{c}" for c in CONTEXTS[mode]]
+    names += [f"{c}.anchor.{a}" for c in embedded for a in ANCHORS]
+    names += [f"{c}.anchor.{a}*{f}" for c, a, f in CUE_PRODUCTS if c in embedded]
+    if "transcript" in CLIP_EMBEDDINGS[mode]:
+        names += [f"transcript.embedding.{i}" for i in range(EMBEDDING_DIM)]
+    if "speaker" in CLIP_EMBEDDINGS[mode]:
+        names += [f"speaker.embedding.{i}" for i in range(256)]
+    names += [f"{c}.embedding.{i}" for c in embedded for i in range(EMBEDDING_DIM)]
     return names
 
 
-def feature_vector(bp: Blueprint, mode: Config) -> np.ndarray:
-    """The blueprint as the scorer's fixed-length float vector (see :func:`feature_names`).
+def feature_matrix(blueprints: Sequence[Blueprint], mode: Config) -> np.ndarray:
+    """The blueprints as the scorer's fixed-length float vectors, ``(n, len(feature_names))``.
 
     Raises:
-        ValueError: if a context similarity the mode needs is missing from the blueprint.
+        ValueError: if a context similarity or text the mode needs is missing from a blueprint.
     """
-    missing = [c for c in CONTEXTS[check_config(mode)] if c not in bp.context]
-    if missing:
-        raise ValueError(
-            f"{bp.source}: blueprint lacks the {mode} context similarity for {', '.join(missing)}"
-        )
-    values: list[float] = []
-    for a, b in _SCALARS:
-        obj = getattr(bp, a)
-        values.append(float(getattr(obj, b) if b else obj))
-    values += [bp.context[c] for c in CONTEXTS[mode]]
-    values += bp.transcript.embedding
-    values += bp.speaker.embedding
-    return np.asarray(values, dtype=np.float32)
+    from speech_drame.features.text import embed_texts
+
+    embedded = EMBEDDED_CONTEXTS[check_config(mode)]
+    for bp in blueprints:
+        for what, have, need in (
+            ("similarity", bp.context, CONTEXTS[mode]),
+            ("text", bp.context_texts, embedded),
+        ):
+            missing = [c for c in need if c not in have]
+            if missing:
+                raise ValueError(
+                    f"{bp.source}: blueprint lacks the {mode} context {what} for "
+                    f"{', '.join(missing)}"
+                )
+    scalars = _scalar_names()
+    rows = [
+        [float(getattr(getattr(bp, a), b) if b else getattr(bp, a)) for a, b in _SCALARS]
+        + [bp.context[c] for c in CONTEXTS[mode]]
+        for bp in blueprints
+    ]
+    base = np.asarray(rows, dtype=np.float64).reshape(len(blueprints), -1)
+    parts = [base]
+    if embedded:
+        emb = {
+            c: embed_texts([bp.context_texts[c] for bp in blueprints]).astype(np.float64)
+            for c in embedded
+        }
+        anchors = embed_texts(list(ANCHORS.values())).astype(np.float64)
+        cues = {c: emb[c] @ anchors.T for c in embedded}
+        names = list(ANCHORS)
+        parts += [cues[c] for c in embedded]
+        parts += [
+            cues[c][:, names.index(a), None] * base[:, scalars.index(f), None]
+            for c, a, f in CUE_PRODUCTS
+            if c in embedded
+        ]
+    for name in CLIP_EMBEDDINGS[mode]:
+        rows = [getattr(bp, name).embedding for bp in blueprints]
+        parts.append(np.asarray(rows, dtype=np.float64).reshape(len(blueprints), -1))
+    if embedded:
+        parts += [emb[c] for c in embedded]
+    return np.hstack(parts).astype(np.float32)
+
+
+def feature_vector(bp: Blueprint, mode: Config) -> np.ndarray:
+    """One blueprint's row of :func:`feature_matrix`."""
+    return feature_matrix([bp], mode)[0]
 
 
 @dataclass
@@ -136,22 +212,40 @@ class ClipScores:
         return out
 
 
-def _build_net(n_in: int, dims: Sequence[str], content_pass: bool, hidden: int, dropout: float):
+def _build_net(
+    n_in: int,
+    dims: Sequence[str],
+    content_pass: bool,
+    hidden: int,
+    dropout: float,
+    n_embedded: int = 0,
+    components: int = 0,
+):
+    """The network; the last ``n_embedded`` inputs (context embeddings) are projected onto
+    ``components`` fixed directions (the ``context_basis`` buffer, set from training data)."""
     torch = require("torch", "torch", "LiteScorer")
     nn = torch.nn
+    n_kept = n_in - n_embedded
 
     class LiteNet(nn.Module):
         """Shared hidden layer, one 5-way head per dimension, an optional pass logit."""
 
         def __init__(self) -> None:
             super().__init__()
+            if n_embedded:
+                self.register_buffer("context_basis", torch.zeros(n_embedded, components))
             self.trunk = nn.Sequential(
-                nn.Dropout(dropout), nn.Linear(n_in, hidden), nn.GELU(), nn.Dropout(dropout)
+                nn.Dropout(dropout),
+                nn.Linear(n_kept + (components if n_embedded else 0), hidden),
+                nn.GELU(),
+                nn.Dropout(dropout),
             )
             self.heads = nn.ModuleDict({d: nn.Linear(hidden, N_LEVELS) for d in dims})
             self.pass_head = nn.Linear(hidden, 1) if content_pass else None
 
         def forward(self, x):  # -> (logits (batch, dims, 5), pass logit (batch,) or None)
+            if n_embedded:
+                x = torch.cat([x[:, :n_kept], x[:, n_kept:] @ self.context_basis], dim=1)
             h = self.trunk(x)
             logits = torch.stack([self.heads[d](h) for d in dims], dim=1)
             return logits, (self.pass_head(h)[:, 0] if self.pass_head is not None else None)
@@ -169,6 +263,7 @@ class TrainingOptions:
     batch_size: int = 64
     lr: float = 2e-3
     weight_decay: float = 1e-2
+    context_components: int = 32  # principal components kept of the embedded contexts
     seed: int = 0
 
 
@@ -198,10 +293,10 @@ class LiteScorer:
         return probs, p
 
     def score_blueprints(self, blueprints: Sequence[Blueprint]) -> list[ClipScores]:
-        """Scores of clips whose blueprints carry this mode's context similarities."""
+        """Scores of clips whose blueprints carry this mode's context similarities and texts."""
         if not blueprints:
             return []
-        probs, p = self.predict(np.stack([feature_vector(b, self.mode) for b in blueprints]))
+        probs, p = self.predict(feature_matrix(blueprints, self.mode))
         expected = probs @ LEVELS
         return [
             ClipScores(
@@ -284,7 +379,13 @@ class LiteScorer:
         options = TrainingOptions(**cfg["options"])
         dims = tuple(cfg["dimensions"])
         net = _build_net(
-            len(cfg["feature_names"]), dims, cfg["content_pass"], options.hidden, options.dropout
+            len(cfg["feature_names"]),
+            dims,
+            cfg["content_pass"],
+            options.hidden,
+            options.dropout,
+            _n_embedded(mode),
+            options.context_components,
         )
         net.load_state_dict(load_file(str(path / WEIGHTS_FILE)))
         net.eval()
@@ -376,17 +477,28 @@ def train_lite_scorer(
     for name, rows in labels.items():
         if len(rows) != n:
             raise ValueError(f"labels[{name!r}] has {len(rows)} rows for {n} clips")
-    x = np.stack([feature_vector(b, mode) for b in blueprints]).astype(np.float32)
+    x = feature_matrix(blueprints, mode)
     mean = x.mean(axis=0)
     std = x.std(axis=0)
     std[std < 1e-6] = 1.0
     xn = torch.from_numpy((x - mean) / std)
+    n_embedded = _n_embedded(mode)
     score_m = np.stack([_label_matrix(labels[d], d) for d in dims], axis=1)  # (n, dims, ann)
     pass_m = _label_matrix(labels[CONTENT_PASS], CONTENT_PASS) if content_pass else None
 
     rng = np.random.default_rng(options.seed)
     torch.manual_seed(options.seed)
-    net = _build_net(x.shape[1], dims, content_pass, options.hidden, options.dropout)
+    net = _build_net(
+        x.shape[1],
+        dims,
+        content_pass,
+        options.hidden,
+        options.dropout,
+        n_embedded,
+        options.context_components,
+    )
+    if n_embedded:
+        net.context_basis.copy_(_whitening_basis(xn[:, -n_embedded:], options.context_components))
     opt = torch.optim.AdamW(net.parameters(), lr=options.lr, weight_decay=options.weight_decay)
     net.train()
     with torch_threads(1):  # a small MLP: one thread beats several (thread start-up per op)
@@ -394,6 +506,21 @@ def train_lite_scorer(
     net.eval()
     meta = {"n_train": n, **(info or {})}
     return LiteScorer(mode, dims, content_pass, mean, std, net, options, meta)
+
+
+def _n_embedded(mode: Config) -> int:
+    return EMBEDDING_DIM * len(EMBEDDED_CONTEXTS[mode])
+
+
+def _whitening_basis(x, k: int):
+    """``(d, k)`` projection onto the top ``k`` principal directions of ``x`` (centred rows),
+    scaled so that each projected component has unit variance on ``x``."""
+    torch = require("torch", "torch", "LiteScorer")
+    _, s, vt = torch.linalg.svd(x.double() - x.double().mean(0), full_matrices=False)
+    r = min(k, len(s))  # fewer clips than components: the rest stay zero
+    basis = torch.zeros(x.shape[1], k, dtype=torch.float64)
+    basis[:, :r] = vt[:r].T / (s[:r] / max(len(x) - 1, 1) ** 0.5).clamp(min=1e-6)
+    return basis.float()
 
 
 def _fit(net, opt, xn, score_m, pass_m, rng, options: TrainingOptions) -> None:
