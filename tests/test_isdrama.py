@@ -415,6 +415,13 @@ def test_cli_single_on_librivox_speech(tmp_path, capsys):
     means = (out / "isdrama_single_means.csv").read_text().splitlines()
     assert means[0] == "metric,mean,items" and len(means) == 4
 
+    light = tmp_path / "light"
+    argv = ["isdrama", "single", str(_manifest(tmp_path, rows)), "--out", str(light)]
+    assert main([*argv, "--asr", "pocketsphinx"]) == 0
+    light_rows = json.loads((light / "isdrama_single.json").read_text())["rows"]
+    assert light_rows[0]["transcript"] != good["transcript"]  # another recogniser ran
+    assert light_rows[0]["cer"] < 0.5 < light_rows[1]["cer"]
+
 
 def _best_cost(cost: np.ndarray) -> float:
     """Textbook DTW recursion, the reference for the anti-diagonal version."""

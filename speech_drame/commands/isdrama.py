@@ -6,17 +6,27 @@ import argparse
 import sys
 
 
-def _sentence_models() -> dict:
+def _transcriber(engine: str):
+    """Whisper tiny.en (default) or the lighter PocketSphinx fallback."""
+    if engine == "pocketsphinx":
+        from ..features.asr_pocketsphinx import transcribe_pocketsphinx
+
+        return transcribe_pocketsphinx
+    from ..features.asr import transcribe
+
+    return lambda audio: transcribe(audio).text
+
+
+def _sentence_models(asr: str) -> dict:
     """Offline defaults: Whisper tiny.en transcripts, resemblyzer d-vectors, pyworld DIO F0."""
     import numpy as np
 
-    from ..features.asr import transcribe
     from ..features.common import samples_16k
     from ..features.prosody import FRAME_MS, f0_contour
     from ..features.speaker import speaker_embedding
 
     return {
-        "transcribe": lambda audio: transcribe(audio).text,
+        "transcribe": _transcriber(asr),
         "embed_speaker": lambda audio: np.asarray(speaker_embedding(audio).embedding),
         "track_f0": lambda audio: f0_contour(samples_16k(audio, "FFE")),
         "frame_period": FRAME_MS / 1000,
@@ -36,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
                 entries,
                 length_tolerance=args.length_tolerance,
                 align=args.align,
-                **_sentence_models(),
+                **_sentence_models(args.asr),
             )
         else:
             embedder = None
@@ -98,6 +108,12 @@ def register(subparsers) -> None:
                 default="length",
                 help="FFE frames: 'length' needs equal durations (within --length-tolerance); "
                 "'dtw' aligns any durations on log-mel frames",
+            )
+            sub.add_argument(
+                "--asr",
+                choices=("whisper", "pocketsphinx"),
+                default="whisper",
+                help="transcripts for CER: Whisper tiny.en (default) or the lighter PocketSphinx",
             )
         if name == "drama":
             sub.add_argument(
