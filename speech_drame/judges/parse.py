@@ -42,14 +42,8 @@ def message_text(body: Mapping[str, Any]) -> str:
     return content
 
 
-def parse_json_answer(text: str, config: Config) -> dict[str, Any]:
-    """Scores of every ``config`` dimension (floats) and, for archetype, ``content_pass`` (bool).
-
-    Example:
-        >>> parse_json_answer('{"content_pass":true,"audio_quality":4,'
-        ...                   '"human_likeness":3,"appropriateness":5}', "archetype")
-        {'content_pass': True, 'audio_quality': 4.0, 'human_likeness': 3.0, 'appropriateness': 5.0}
-    """
+def json_object(text: str) -> dict[str, Any]:
+    """``text`` as one JSON object (optionally inside a single code fence), else AnswerError."""
     stripped = text.strip()
     if fence := _FENCE.match(stripped):
         stripped = fence.group(1).strip()
@@ -59,6 +53,18 @@ def parse_json_answer(text: str, config: Config) -> dict[str, Any]:
         raise AnswerError(f"not valid JSON ({exc.msg} at char {exc.pos})") from None
     if not isinstance(data, dict):
         raise AnswerError(f"expected a JSON object, got {type(data).__name__}")
+    return data
+
+
+def parse_json_answer(text: str, config: Config) -> dict[str, Any]:
+    """Scores of every ``config`` dimension (floats) and, for archetype, ``content_pass`` (bool).
+
+    Example:
+        >>> parse_json_answer('{"content_pass":true,"audio_quality":4,'
+        ...                   '"human_likeness":3,"appropriateness":5}', "archetype")
+        {'content_pass': True, 'audio_quality': 4.0, 'human_likeness': 3.0, 'appropriateness': 5.0}
+    """
+    data = json_object(text)
     answer: dict[str, Any] = {}
     if config == "archetype":
         if CONTENT_PASS not in data:

@@ -8,12 +8,12 @@ the protocols count as a failure, never replace by a default.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
+from speech_drame.judges import parse
 from speech_drame.judges.client import ChatClient, JudgeRequestError
-from speech_drame.judges.parse import _FENCE, AnswerError, message_text
+from speech_drame.judges.parse import AnswerError, message_text
 
 
 class VerdictError(ValueError):
@@ -26,16 +26,10 @@ class VerdictError(ValueError):
 
 def json_object(text: str) -> dict[str, Any]:
     """``text`` as a JSON object (optionally inside one code fence), else :class:`VerdictError`."""
-    stripped = text.strip()
-    if fence := _FENCE.match(stripped):
-        stripped = fence.group(1).strip()
     try:
-        data = json.loads(stripped)
-    except json.JSONDecodeError as exc:
-        raise VerdictError(f"not valid JSON ({exc.msg} at char {exc.pos})", text) from None
-    if not isinstance(data, dict):
-        raise VerdictError(f"expected a JSON object, got {type(data).__name__}", text)
-    return data
+        return parse.json_object(text)
+    except AnswerError as exc:
+        raise VerdictError(str(exc), text) from None
 
 
 def ask_json(client: ChatClient, payload: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
