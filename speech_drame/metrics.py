@@ -25,12 +25,15 @@ from __future__ import annotations
 import contextlib
 import math
 import numbers
+import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 
+from speech_drame.correlation_kernels import argsort, moment_sums, rank_sums
 from speech_drame.schema import (
     ARCHETYPE_DIMENSIONS,
     CONTENT_PASS,
@@ -43,14 +46,13 @@ from speech_drame.schema import (
     SEMANTIC_MATCH,
 )
 
+_T = TypeVar("_T")
+
 SCORED_DIMENSIONS: tuple[str, ...] = (*ARCHETYPE_DIMENSIONS, *REALISM_DIMENSIONS, SEMANTIC_MATCH)
 KNOWN_DIMENSIONS: tuple[str, ...] = (CONTENT_PASS, *SCORED_DIMENSIONS)
 PASS_THRESHOLD = 0.5  # a Content Pass probability >= this predicts "pass"
 
-# Kendall tau: discordant pairs are counted by block tables when the coarser variable has at
-# most this many distinct values (references are means of a few integer ratings); beyond it
-# scipy.stats.kendalltau does the counting.
-_TABLE_MAX_LEVELS = 256
+_PARALLEL_MIN_VALUES = 200_000  # below this many values threads cost more than they save
 _BOOTSTRAP_CHUNK_BYTES = 1 << 24  # memory bound of one block of resample counts
 
 
@@ -137,7 +139,8 @@ def _to_float(
         if kind == "b":
             fail(~bool_ok, lambda v: f"expected a number, got the boolean {v!r}")
         out = values.astype(float, copy=False)
-        inside = (out >= low) & (out <= high)
+        lo, hi = _scalar_if_uniform(low), _scalar_if_uniform(high)
+        inside = (out >= lo) & (out <= hi)
         if inside.all() or (missing_ok and nan_is_missing and (inside | np.isnan(out)).all()):
             return out  # the common case, in few passes
         fail(np.isinf(out), lambda v: f"{v!r} is not a finite score")
@@ -149,6 +152,12 @@ def _to_float(
         lo, hi = (np.broadcast_to(v, shape)[index] for v in (low, high))
         raise ValueError(f"{where(index)}: score {out[index]:g} outside the scale {lo:g}..{hi:g}")
     return out
+
+
+def _scalar_if_uniform(bound: float | np.ndarray) -> float | np.ndarray:
+    """One bound for every dimension as a scalar (comparisons broadcast 5x faster)."""
+    flat = np.ravel(bound)
+    return float(flat[0]) if (flat == flat[0]).all() else bound
 
 
 def _array(values: Any) -> np.ndarray:
@@ -428,12 +437,12 @@ def _undefined_reason(x: np.ndarray, y: np.ndarray, what: tuple[str, str]) -> st
 
 
 def _pearson_1d(x: np.ndarray, y: np.ndarray) -> float:
-    xc = x - x.mean()
-    yc = y - y.mean()
-    denom = math.sqrt(_dot(xc, xc) * _dot(yc, yc))
-    if denom == 0.0:
-        return math.nan
-    return max(-1.0, min(1.0, _dot(xc, yc) / denom))
+    return _pearson_from_sums(*moment_sums(x, y)[:3])
+
+
+def _pearson_from_sums(sxy: float, sxx: float, syy: float) -> float:
+    denom = math.sqrt(sxx * syy)
+    return math.nan if denom == 0.0 else max(-1.0, min(1.0, sxy / denom))
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> float:
@@ -466,75 +475,29 @@ class _Levels:
         counts = np.diff(starts, append=v.size)
         return cls(order, dense, counts, starts + (counts + 1) / 2)
 
-    def tie_sums(self) -> tuple[int, float]:
-        """Tied pairs ``sum t(t-1)/2`` and ``sum t^3`` over the group sizes ``t``."""
-        multi = self.counts[self.counts > 1].astype(np.int64)
-        cubes = (self.k - multi.size) + float((multi.astype(float) ** 3).sum())
-        return int((multi * (multi - 1) // 2).sum()), cubes
-
-
-def _count_inversions(z: np.ndarray, k: int) -> int:
-    """Pairs ``p < q`` with ``z[p] > z[q]`` for integer levels ``0 <= z < k``.
-
-    Positions are cut into blocks of ``s``: pairs inside a block are compared directly
-    (``n * s / 2`` small-integer comparisons) and pairs across blocks are counted from
-    per-block level histograms (``n / s * k`` cells).
-    """
-    n = z.size
-    s = int(min(max(16, round(4 * math.sqrt(k))), 128, max(n, 1)))
-    nb = -(-n // s)
-    padded = np.full(nb * s, k, dtype=np.int16)  # padding sits last with the top level: no pairs
-    padded[:n] = z
-    blocks = padded.reshape(nb, s)
-    within = sum(int(np.count_nonzero(blocks[:, :-d] > blocks[:, d:])) for d in range(1, s))
-    keys = np.repeat(np.arange(0, nb * k, k), s)[:n] + z
-    hist = np.bincount(keys, minlength=nb * k).reshape(nb, k)
-    before = np.cumsum(hist, axis=0) - hist  # per level, in earlier blocks
-    lower = np.cumsum(hist, axis=1) - hist  # per block, at lower levels
-    return within + int(np.einsum("ij,ij->", before, lower))
-
 
 def _rank_correlations(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """(Spearman rho, Kendall tau-b) from one sort of each vector.
+    """(Spearman rho, Kendall tau-b) from one argsort of ``x`` and one sort of ``y``.
 
     Spearman in closed form: with average ranks, the mean rank is ``(n+1)/2`` and the sum of
-    squared deviations ``(n^3 - sum t^3) / 12`` over tie groups of sizes ``t``.
+    squared deviations ``(n^3 - sum t^3) / 12`` over tie groups of sizes ``t``. Kendall from
+    the tied and discordant pair counts of :func:`~speech_drame.correlation_kernels.rank_sums`.
     """
     n = x.size
-    lx, ly = _Levels.of(x), _Levels.of(y)
-    if lx.k < ly.k:  # both statistics are symmetric: sort by the finer variable
-        x, y, lx, ly = y, x, ly, lx
-    level_y = np.empty(n, np.intp)
-    level_y[ly.order] = ly.dense
-    z = np.take(level_y, lx.order)  # y levels in x order
-    joint_ties = 0
-    if lx.k < n:  # ties in x: order each tie group by y so that it adds no inversions
-        tied = np.flatnonzero(np.take(lx.counts, lx.dense) > 1)  # contiguous runs by group
-        key = np.take(lx.dense, tied) * ly.k + np.take(z, tied)
-        key.sort()
-        z[tied] = key % ly.k
-        new = np.empty(key.size, bool)
-        new[0] = True
-        np.not_equal(key[1:], key[:-1], out=new[1:])
-        joint = np.diff(np.flatnonzero(new), append=key.size)
-        joint_ties = int((joint * (joint - 1) // 2).sum())
-        rank_x = np.take(lx.avg_rank, lx.dense)
-    else:
-        rank_x = np.arange(1.0, n + 1)
-    cross = float(np.einsum("i,i->", rank_x, np.take(ly.avg_rank, z)))
-    (x_ties, x_cubes), (y_ties, y_cubes) = lx.tie_sums(), ly.tie_sums()
+    order = argsort(x)
+    sorted_y = np.sort(y)
+    distinct = np.empty(n, bool)
+    distinct[0] = True
+    np.not_equal(sorted_y[1:], sorted_y[:-1], out=distinct[1:])
+    cross, x_ties, x_cubes, y_ties, y_cubes, joint_ties, discordant = rank_sums(
+        x, y, order, sorted_y[distinct]
+    )
     rho = (cross - n * (n + 1) ** 2 / 4) / math.sqrt((n**3 - x_cubes) * (n**3 - y_cubes) / 144)
-    rho = max(-1.0, min(1.0, rho))
-    if ly.k > _TABLE_MAX_LEVELS:
-        from scipy.stats import kendalltau
-
-        return rho, float(kendalltau(x, y).statistic)
     total = n * (n - 1) // 2
-    discordant = _count_inversions(z, ly.k)
     tau = (total - x_ties - y_ties + joint_ties - 2 * discordant) / math.sqrt(
         (total - x_ties) * (total - y_ties)
     )
-    return rho, max(-1.0, min(1.0, tau))
+    return max(-1.0, min(1.0, rho)), max(-1.0, min(1.0, tau))
 
 
 def pearson(x: Any, y: Any) -> float:
@@ -745,7 +708,7 @@ def _gate_masks(refs: np.ndarray, dims: tuple[str, ...], emotion_gating: bool) -
     return keep
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Column:
     """One scored dimension restricted to the samples it is measured on."""
 
@@ -765,6 +728,7 @@ def alignment_table(
     bootstrap: int = 0,
     seed: int | None = None,
     confidence: float = 0.95,
+    workers: int | None = None,
 ) -> dict[str, Any]:
     """Human alignment of an evaluator's scores, per dimension.
 
@@ -786,6 +750,8 @@ def alignment_table(
             ``confidence`` intervals; 0 for none.
         seed: seed of the resampling.
         confidence: level of the bootstrap intervals.
+        workers: threads for the per-dimension statistics; ``None`` = one per CPU when the
+            input holds at least 200,000 values, else 1.
 
     Returns:
         A flat dict. For each scored dimension ``{dim}_pearson`` (the paper's number),
@@ -813,6 +779,10 @@ def alignment_table(
         raise ValueError(f"confidence={confidence} must be between 0 and 1")
     if isinstance(bootstrap, bool) or not isinstance(bootstrap, numbers.Integral) or bootstrap < 0:
         raise ValueError(f"bootstrap={bootstrap!r} must be a number of resamples (>= 0)")
+    if workers is not None and (
+        isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1
+    ):
+        raise ValueError(f"workers={workers!r} must be a number of threads (>= 1) or None")
     pred = _parse_predictions(predictions, dims)
     refs = _parse_references(references, pred.shape[0], dims)
     keep = _gate_masks(refs.values, dims, emotion_gating)
@@ -820,30 +790,32 @@ def alignment_table(
     out: dict[str, Any] = {}
     notes: dict[str, str] = {}
     has_ref = ~np.isnan(refs.values)
-    # one contiguous row per dimension
-    pred_t, ref_t = np.ascontiguousarray(pred.T), np.ascontiguousarray(refs.values.T)
-    use_t = ~np.isnan(ref_t) if keep is None else np.ascontiguousarray((has_ref & keep).T)
-    columns: list[_Column] = []
-    for j, dim in enumerate(dims):
-        if dim == CONTENT_PASS:
-            continue
-        idx = np.flatnonzero(use_t[j])
-        x, y = (
-            (pred_t[j], ref_t[j]) if idx.size == pred.shape[0] else (pred_t[j][idx], ref_t[j][idx])
-        )
-        col = _Column(dim, idx, x, y, None)
-        col.note = (
+    use = has_ref if keep is None else has_ref & keep
+    scored = [j for j, dim in enumerate(dims) if dim != CONTENT_PASS]
+
+    def measured(j: int) -> tuple[_Column, dict[str, Any], dict[str, str]]:
+        idx = np.flatnonzero(use[:, j])
+        x, y = np.take(pred[:, j], idx), np.take(refs.values[:, j], idx)
+        note = (
             "no sample has a reference rating"
             if idx.size == 0
-            else _undefined_reason(col.x, col.y, ("predictions", "references"))
+            else _undefined_reason(x, y, ("predictions", "references"))
         )
+        col = _Column(dims[j], idx, x, y, note)
+        return col, *_column_statistics(col)
+
+    columns: list[_Column] = []
+    for j, (col, stats, col_notes) in zip(
+        scored, _in_threads(measured, scored, pred.size, workers), strict=True
+    ):
         columns.append(col)
-        out.update(_column_statistics(col, notes))
-        out[f"{dim}_missing"] = int(np.count_nonzero(~has_ref[:, j]))
+        out.update(stats)
+        out[f"{col.dim}_missing"] = int(np.count_nonzero(~has_ref[:, j]))
         if refs.null_ratings is not None:
-            out[f"{dim}_null_ratings"] = int(refs.null_ratings[j])
-        if keep is not None and any(dim == g for g, _ in EMOTION_GATES):
-            out[f"{dim}_gated"] = int(np.count_nonzero(has_ref[:, j] & ~keep[:, j]))
+            out[f"{col.dim}_null_ratings"] = int(refs.null_ratings[j])
+        if keep is not None and any(col.dim == g for g, _ in EMOTION_GATES):
+            out[f"{col.dim}_gated"] = int(np.count_nonzero(has_ref[:, j] & ~keep[:, j]))
+        notes.update(col_notes)
     if columns:
         values = [out[f"{c.dim}_pearson"] for c in columns]
         out["avg_pearson"] = float(np.mean(values))
@@ -868,13 +840,30 @@ def alignment_table(
     return out
 
 
-def _column_statistics(col: _Column, notes: dict[str, str]) -> dict[str, Any]:
+def _in_threads(
+    fn: Callable[[int], _T], items: list[int], values: int, workers: int | None
+) -> list[_T]:
+    """``fn`` of each item on ``workers`` threads (the compiled kernels and numpy's sorts
+    release the GIL); ``None``: one per CPU from ``_PARALLEL_MIN_VALUES`` values on."""
+    if workers is None:
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        workers = (cpus or 1) if values >= _PARALLEL_MIN_VALUES else 1
+    workers = min(workers, len(items))
+    if workers < 2:
+        return [fn(item) for item in items]
+    with ThreadPoolExecutor(workers) as pool:
+        return list(pool.map(fn, items))
+
+
+def _column_statistics(col: _Column) -> tuple[dict[str, Any], dict[str, str]]:
+    """The statistics of one column and, by statistic, the reason any of them is NaN."""
     dim = col.dim
+    notes: dict[str, str] = {}
     out: dict[str, Any] = {f"{dim}_count": int(col.index.size)}
     if col.index.size:
-        err = col.x - col.y
-        out[f"{dim}_mae"] = float(np.abs(err).mean())
-        out[f"{dim}_rmse"] = float(np.sqrt((err * err).mean()))
+        sxy, sxx, syy, abs_err, sq_err = moment_sums(col.x, col.y)
+        out[f"{dim}_mae"] = abs_err / col.index.size
+        out[f"{dim}_rmse"] = math.sqrt(sq_err / col.index.size)
     else:
         out[f"{dim}_mae"] = out[f"{dim}_rmse"] = math.nan
         notes[f"{dim}_mae"] = notes[f"{dim}_rmse"] = col.note or ""
@@ -883,9 +872,9 @@ def _column_statistics(col: _Column, notes: dict[str, str]) -> dict[str, Any]:
             out[f"{dim}_{stat}"] = math.nan
             notes[f"{dim}_{stat}"] = col.note
     else:
-        out[f"{dim}_pearson"] = _pearson_1d(col.x, col.y)
+        out[f"{dim}_pearson"] = _pearson_from_sums(sxy, sxx, syy)
         out[f"{dim}_spearman"], out[f"{dim}_kendall"] = _rank_correlations(col.x, col.y)
-    return out
+    return out, notes
 
 
 def _content_pass_statistics(col: _Column, notes: dict[str, str]) -> dict[str, Any]:

@@ -60,7 +60,7 @@ def test_correlations_match_scipy(name, x, y):
 
 
 def test_kendall_on_many_levels_both_sides_matches_scipy():
-    # more than the block table's level limit on both sides: the scipy path
+    # every value distinct (a level per sample), then hundreds of levels with ties
     rng = np.random.default_rng(1)
     x, y = rng.normal(size=2000), rng.normal(size=2000)
     assert M.kendall_tau(x, y) == pytest.approx(stats.kendalltau(x, y).statistic, abs=1e-12)
@@ -131,6 +131,26 @@ def test_table_matches_scipy_and_sklearn_per_dimension(realism_case):
     avg = np.mean([table[f"{d}_pearson"] for d in dims])
     assert table["avg_pearson"] == pytest.approx(avg, abs=1e-15)
     assert table["notes"] == {}
+
+
+def test_large_table_on_threads_matches_scipy_and_the_serial_run():
+    # 30,000 x 11 values is above the threshold for running dimensions on threads
+    rng = np.random.default_rng(7)
+    dims = [*REALISM_DIMENSIONS, "semantic_match"]
+    refs = rng.integers(1, 6, (30_000, len(dims), 4)).mean(axis=2)
+    refs[rng.random(refs.shape) < 0.05] = np.nan
+    preds = np.clip(np.nan_to_num(refs, nan=3) + rng.normal(0, 0.8, refs.shape), 1, 5)
+    assert preds.size >= M._PARALLEL_MIN_VALUES
+    table = M.alignment_table(preds, refs, dims)
+    for j, dim in enumerate(dims):
+        keep = ~np.isnan(refs[:, j])
+        x, y = preds[keep, j], refs[keep, j]
+        assert table[f"{dim}_spearman"] == pytest.approx(stats.spearmanr(x, y).statistic, abs=1e-12)
+        assert table[f"{dim}_kendall"] == pytest.approx(stats.kendalltau(x, y).statistic, abs=1e-12)
+    assert M.alignment_table(preds, refs, dims, workers=1) == table
+    assert M.alignment_table(preds[:500], refs[:500], dims, workers=3) == M.alignment_table(
+        preds[:500], refs[:500], dims
+    )
 
 
 def test_table_same_numbers_from_every_reference_form(realism_case):
@@ -282,6 +302,8 @@ def test_table_bad_options():
         M.alignment_table([[3.0]], [[3]], ["audio_quality"], confidence=1.5)
     with pytest.raises(ValueError, match="bootstrap"):
         M.alignment_table([[3.0]], [[3]], ["audio_quality"], bootstrap=-1)
+    with pytest.raises(ValueError, match="workers"):
+        M.alignment_table([[3.0]], [[3]], ["audio_quality"], workers=0)
 
 
 # --- bootstrap --------------------------------------------------------------------------------
