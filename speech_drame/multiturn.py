@@ -20,13 +20,14 @@ optional; turn indices run 0..T-1 (any order in the file); other keys are kept i
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+from speech_drame.jsonl import read_objects
 
 Aggregation = Literal["mean", "recency", "min"]
 AGGREGATIONS: tuple[Aggregation, ...] = ("mean", "recency", "min")
@@ -182,25 +183,17 @@ def load_scenarios(path: str | os.PathLike) -> list[Dialogue]:
     dialogues: list[Dialogue] = []
     seen_dialogues: set[str] = set()
     seen_scenarios: dict[str, str] = {}
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{number}"
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{where}: invalid JSON ({exc.msg})") from None
-            dialogue = parse_dialogue(obj, where)
-            if dialogue.dialogue_id in seen_dialogues:
-                raise ValueError(f"{where}: dialogue id {dialogue.dialogue_id!r} repeated")
-            seen_dialogues.add(dialogue.dialogue_id)
-            for turn in dialogue.turns:
-                if turn.scenario_id in seen_scenarios:
-                    raise ValueError(
-                        f"{where}: scenario id {turn.scenario_id!r} already used in dialogue "
-                        f"{seen_scenarios[turn.scenario_id]!r}"
-                    )
-                seen_scenarios[turn.scenario_id] = dialogue.dialogue_id
-            dialogues.append(dialogue)
+    for where, obj in read_objects(path):
+        dialogue = parse_dialogue(obj, where)
+        if dialogue.dialogue_id in seen_dialogues:
+            raise ValueError(f"{where}: dialogue id {dialogue.dialogue_id!r} repeated")
+        seen_dialogues.add(dialogue.dialogue_id)
+        for turn in dialogue.turns:
+            if turn.scenario_id in seen_scenarios:
+                raise ValueError(
+                    f"{where}: scenario id {turn.scenario_id!r} already used in dialogue "
+                    f"{seen_scenarios[turn.scenario_id]!r}"
+                )
+            seen_scenarios[turn.scenario_id] = dialogue.dialogue_id
+        dialogues.append(dialogue)
     return dialogues

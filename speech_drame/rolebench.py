@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from speech_drame.commands.score import AUDIO_SUFFIXES
+from speech_drame.jsonl import read_objects
 from speech_drame.results_log import ResultsLog, read_rows, row_key, unique_rows
 from speech_drame.schema import Config, check_config
 
@@ -100,18 +101,11 @@ def load_scenario_file(path: str | os.PathLike, mode: Config | None = None) -> S
     from speech_drame import multiturn
 
     path = Path(path)
-    rows = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if line.strip():
-                try:
-                    rows.append((number, json.loads(line)))
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{path}:{number}: invalid JSON ({exc.msg})") from None
+    rows = read_objects(path)
     if not rows:
         raise ValueError(f"{path}: no scenarios")
     first = rows[0][1]
-    if isinstance(first, dict) and "turns" in first:
+    if "turns" in first:
         scenarios = [
             Scenario(
                 t.scenario_id,
@@ -125,9 +119,9 @@ def load_scenario_file(path: str | os.PathLike, mode: Config | None = None) -> S
         ]
         return ScenarioSet("realism", tuple(scenarios), multi_turn=True)
     if mode is None:
-        mode = "archetype" if isinstance(first, dict) and "question" in first else "realism"
+        mode = "archetype" if "question" in first else "realism"
     mode = check_config(mode)
-    scenarios = [scenario_from_row(obj, mode, f"{path}:{n}") for n, obj in rows]
+    scenarios = [scenario_from_row(obj, mode, where) for where, obj in rows]
     _check_unique(scenarios, str(path))
     return ScenarioSet(mode, tuple(scenarios))
 

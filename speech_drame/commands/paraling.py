@@ -34,18 +34,14 @@ def _table(report: dict, baseline: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from ..audio import AudioError
+    from ..jsonl import read_objects
     from ..judges import JudgeRequestError
     from ..protocols.paraling import demo, queries
     from ..scorers.lite import ScorerError
 
     try:
         if args.action == "build":
-            specs = [
-                json.loads(line)
-                for line in Path(args.specs).read_text(encoding="utf-8").splitlines()
-                if line.strip()
-            ]
-            built = [queries.build_query(s) for s in specs]
+            built = [queries.build_query(spec) for _, spec in read_objects(args.specs)]
             if args.speak:
                 built = queries.synthesize_queries(built, args.speak)
             print(f"wrote {queries.write_queries(built, args.out)}")

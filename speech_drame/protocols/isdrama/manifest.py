@@ -18,10 +18,11 @@ file; a ``sentence`` item is one line of it.
 from __future__ import annotations
 
 import csv
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+
+from speech_drame.jsonl import read_objects
 
 ENTRY_TYPES = ("sentence", "drama")
 REQUIRED = {
@@ -51,18 +52,7 @@ def _records(path: Path) -> list[tuple[str, dict]]:
         raise ValueError(
             f"{path}: manifest must be .jsonl or .csv, got {path.suffix or 'no suffix'}"
         )
-    records = []
-    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{i}: invalid JSON ({exc.msg})") from None
-        if not isinstance(record, dict):
-            raise ValueError(f"{path}:{i}: expected a JSON object, got {type(record).__name__}")
-        records.append((f"{path}:{i}", record))
-    return records
+    return read_objects(path)
 
 
 def _entry(where: str, record: dict, root: Path) -> ManifestEntry:

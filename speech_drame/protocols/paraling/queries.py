@@ -21,6 +21,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from speech_drame.jsonl import read_objects
+
 TASKS: dict[str, tuple[str, ...]] = {
     "paralanguage_control": ("common", "abstract"),
     "dynamic_variation": ("transitional", "progressive"),
@@ -142,17 +144,14 @@ def load_queries(path: str | os.PathLike) -> list[Query]:
     """
     path = Path(path)
     queries: list[Query] = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
+    for where, rec in read_objects(path):
         try:
-            rec = json.loads(line)
             rec["dimensions"] = tuple(rec.get("dimensions") or ())
             if rec.get("audio"):
                 rec["audio"] = str(path.parent / rec["audio"])
             queries.append(Query(**rec))
-        except (json.JSONDecodeError, TypeError, ValueError) as exc:
-            raise ValueError(f"{path}:{n}: {exc}") from None
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{where}: {exc}") from None
     ids = [q.id for q in queries]
     dup = sorted({i for i in ids if ids.count(i) > 1})
     if dup:

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from speech_drame.jsonl import read_objects
+
 from .labels import DIMENSIONS, LABELS, OVERALL, WINNERS, parse_label
 
 FIELDS: tuple[str, ...] = (*DIMENSIONS, OVERALL)
@@ -55,20 +57,12 @@ def parse_record(
 
 
 def _records(path: Path) -> list[tuple[str, Any]]:
-    text = path.read_text(encoding="utf-8")
-    if path.suffix == ".json":
-        data = json.loads(text)
-        if not isinstance(data, list):
-            raise ValueError(f"{path}: expected a JSON list of records")
-        return [(f"{path}[{i}]", r) for i, r in enumerate(data)]
-    out = []
-    for n, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
-            try:
-                out.append((f"{path}:{n}", json.loads(line)))
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{n}: invalid JSON ({exc.msg})") from None
-    return out
+    if path.suffix != ".json":
+        return read_objects(path)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: expected a JSON list of records")
+    return [(f"{path}[{i}]", r) for i, r in enumerate(data)]
 
 
 def load_labels(path: str | os.PathLike, require_dimensions: bool = True) -> list[PairLabels]:

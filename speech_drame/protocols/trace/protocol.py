@@ -9,7 +9,6 @@ counted failure, listed with its reason and left out of the labels.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from speech_drame.features.blueprint import DEFAULT_CACHE, CacheArg, extract_blueprints
+from speech_drame.jsonl import read_objects
 
 from ..chat_answers import VerdictError
 from .blueprint import trace_blueprint
@@ -41,14 +41,7 @@ def load_pairs(path: str | os.PathLike) -> list[Pair]:
     """
     path = Path(path)
     pairs: list[Pair] = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{n}"
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{where}: invalid JSON ({exc.msg})") from None
+    for where, rec in read_objects(path):
         missing = [k for k in ("id", "instruction", "audio_1", "audio_2") if not rec.get(k)]
         if missing:
             raise ValueError(f"{where}: missing {', '.join(missing)}")

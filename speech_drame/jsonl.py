@@ -1,0 +1,33 @@
+"""JSON Lines input files (scenarios, queries, pairs, manifests): one JSON object per line."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+
+def read_objects(path: str | os.PathLike) -> list[tuple[str, dict[str, Any]]]:
+    """``(where, object)`` for every non-blank line of ``path``; ``where`` is ``file:line``.
+
+    Lines end at newlines only, so a raw U+2028 inside a JSON string stays in its line.
+
+    Raises:
+        ValueError: a line that is not valid JSON or not a JSON object, naming ``file:line``.
+    """
+    path = Path(path)
+    objects = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            where = f"{path}:{number}"
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{where}: invalid JSON ({exc.msg})") from None
+            if not isinstance(obj, dict):
+                raise ValueError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+            objects.append((where, obj))
+    return objects
