@@ -1,9 +1,12 @@
-"""JSON Lines input files (scenarios, queries, pairs, manifests): one JSON object per line."""
+"""JSON Lines input files (scenarios, queries, pairs, manifests): one JSON object per line,
+ids unique."""
 
 from __future__ import annotations
 
 import json
 import os
+from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -31,3 +34,8 @@ def read_objects(path: str | os.PathLike) -> list[tuple[str, dict[str, Any]]]:
                 raise ValueError(f"{where}: expected a JSON object, got {type(obj).__name__}")
             objects.append((where, obj))
     return objects
+
+
+def repeated(ids: Iterable[str]) -> list[str]:
+    """The ids that occur more than once, sorted."""
+    return sorted(i for i, n in Counter(ids).items() if n > 1)

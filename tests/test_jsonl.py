@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from speech_drame.jsonl import read_objects
+from speech_drame.jsonl import read_objects, repeated
 
 
 def test_objects_with_their_line_and_blank_lines_skipped(tmp_path):
@@ -31,3 +31,8 @@ def test_bad_lines_are_named(tmp_path, text, match):
     path.write_text(text, encoding="utf-8")
     with pytest.raises(ValueError, match=match):
         read_objects(path)
+
+
+def test_repeated_ids_sorted_once_each():
+    assert repeated(["b", "a", "c", "b", "a", "b"]) == ["a", "b"]
+    assert repeated(["a", "b"]) == []

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from speech_drame.jsonl import read_objects
+from speech_drame.jsonl import read_objects, repeated
 
 TASKS: dict[str, tuple[str, ...]] = {
     "paralanguage_control": ("common", "abstract"),
@@ -152,8 +152,7 @@ def load_queries(path: str | os.PathLike) -> list[Query]:
             queries.append(Query(**rec))
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{where}: {exc}") from None
-    ids = [q.id for q in queries]
-    dup = sorted({i for i in ids if ids.count(i) > 1})
+    dup = repeated(q.id for q in queries)
     if dup:
         raise ValueError(f"{path}: duplicate query ids {dup[:5]}")
     return queries

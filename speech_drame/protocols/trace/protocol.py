@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from speech_drame.features.blueprint import DEFAULT_CACHE, CacheArg, extract_blueprints
-from speech_drame.jsonl import read_objects
+from speech_drame.jsonl import read_objects, repeated
 
 from ..chat_answers import VerdictError
 from .blueprint import trace_blueprint
@@ -47,8 +47,7 @@ def load_pairs(path: str | os.PathLike) -> list[Pair]:
             raise ValueError(f"{where}: missing {', '.join(missing)}")
         audio = [str(path.parent / rec[k]) for k in ("audio_1", "audio_2")]
         pairs.append(Pair(str(rec["id"]), rec["instruction"], *audio))
-    ids = [p.id for p in pairs]
-    dup = sorted({i for i in ids if ids.count(i) > 1})
+    dup = repeated(p.id for p in pairs)
     if dup:
         raise ValueError(f"{path}: duplicate ids {dup[:5]}")
     return pairs
