@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from speech_drame.demo.real_speech import POCKETSPHINX_DIR
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 REPO = Path(__file__).resolve().parents[1]
@@ -18,6 +20,7 @@ OFFICIAL_SAMPLES = Path(
 )
 DEMO_DATASET = REPO / "speech-drame"
 DEMO_RELEASE = REPO / "build" / "demo_release"
+LIBRIVOX = POCKETSPHINX_DIR / "librivox"  # real read speech with transcripts (Debian package)
 PREFIX = "speech_drame/finetuning/data"
 
 

@@ -14,6 +14,8 @@ import soundfile as sf
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from conftest import LIBRIVOX
+
 from speech_drame.protocols.animescore.pairs import (  # noqa: E402
     COLUMN_ALIASES,
     Pair,
@@ -24,7 +26,6 @@ from speech_drame.protocols.animescore.pairs import (  # noqa: E402
     write_pairs,
 )
 
-LIBRIVOX = Path("/usr/share/pocketsphinx/test/data/librivox")
 SEGMENT_S = 1.5
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import LIBRIVOX
 
 from speech_drame.audio import Audio, AudioError, load_audio
 from speech_drame.features import asr, prosody, quality, speaker, spectral, text, vad
@@ -21,7 +22,6 @@ from speech_drame.features.cache import CACHE_ENV, FeatureCache, audio_key, defa
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-LIBRIVOX = Path("/usr/share/pocketsphinx/test/data/librivox")
 OTHER_VOICES = [
     Path("/usr/share/sounds/alsa/Front_Center.wav"),
     Path("/usr/share/sounds/alsa/Rear_Left.wav"),

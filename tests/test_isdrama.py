@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 import soundfile as sf
 import torch
-from conftest import tone
+from conftest import LIBRIVOX, tone
 from scipy.signal import get_window, stft
 
 from speech_drame.audio import Audio, AudioError, load_audio
@@ -376,9 +375,6 @@ def test_cli_drama_writes_json_and_csv(tmp_path, drama_files, capsys):
     bad = _manifest(tmp_path, [{**rows[0], "type": "sentence"}], "bad.jsonl")
     assert main(["isdrama", "drama", str(bad), "--out", str(out)]) == 2
     assert "needs field(s) ['text', 'prompt']" in capsys.readouterr().err
-
-
-LIBRIVOX = Path("/usr/share/pocketsphinx/test/data/librivox")
 
 
 @pytest.mark.slow

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import LIBRIVOX
 from scipy.stats import pearsonr
 
 from speech_drame.audio import load_audio
@@ -28,7 +29,6 @@ from speech_drame.scorers.lite import (
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-LIBRIVOX = Path("/usr/share/pocketsphinx/test/data/librivox")
 SNRS = (None, 20.0, 10.0, 5.0, 0.0)  # None = clean
 QUESTION = "You are a narrator of a Regency novel about the Dashwood family. You say:"
 SR = 16_000

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
+from conftest import LIBRIVOX
 
 from speech_drame import rolebench
 from speech_drame.cli import main
@@ -24,7 +25,6 @@ from speech_drame.scorers.lite import TrainingOptions, train_lite_scorer
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-LIBRIVOX = Path("/usr/share/pocketsphinx/test/data/librivox")
 SR = 16_000
 QUESTION = "You narrate a Regency novel about the Dashwood family. You say:"
 PROFILE = "John Dashwood, a cautious, rather selfish gentleman"

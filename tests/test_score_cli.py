@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
+from conftest import LIBRIVOX
 
 from speech_drame.cli import main
 from speech_drame.features.blueprint import extract_blueprints
@@ -17,7 +18,6 @@ from speech_drame.scorers.lite import TrainingOptions, train_lite_scorer
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-LIBRIVOX = Path("/usr/share/pocketsphinx/test/data/librivox")
 QUESTION = "You narrate a Regency novel about the Dashwood family. You say:"
 REALISM = {
     "profile": "John Dashwood, a cautious, rather selfish gentleman",

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
+from conftest import LIBRIVOX
 
 from speech_drame.features.blueprint import extract_blueprints
 from speech_drame.schema import ARCHETYPE_DIMENSIONS, CONTENT_PASS
@@ -18,7 +19,6 @@ from speech_drame.space_app import InputError, build_app, check_upload, demo_exa
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
-LIBRIVOX = Path("/usr/share/pocketsphinx/test/data/librivox")
 SR = 16_000
 QUESTION = "You narrate a Regency novel about the Dashwood family. You say:"
 PROFILE = "John Dashwood, a cautious, rather selfish gentleman"
