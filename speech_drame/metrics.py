@@ -450,6 +450,14 @@ def _dot(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.einsum("i,i->", a, b))
 
 
+def _run_starts(s: np.ndarray) -> np.ndarray:
+    """For sorted ``s``: True where a run of equal values starts."""
+    new = np.empty(s.size, bool)
+    new[:1] = True
+    np.not_equal(s[1:], s[:-1], out=new[1:])
+    return new
+
+
 @dataclass(frozen=True)
 class _Levels:
     """A vector's sort order and tie groups."""
@@ -465,11 +473,8 @@ class _Levels:
 
     @classmethod
     def of(cls, v: np.ndarray) -> _Levels:
-        order = np.argsort(v)
-        s = np.take(v, order)
-        new = np.empty(v.size, bool)
-        new[0] = True
-        np.not_equal(s[1:], s[:-1], out=new[1:])
+        order = argsort(v)
+        new = _run_starts(np.take(v, order))
         dense = np.cumsum(new.astype(np.intp)) - 1  # (a bool cumsum is 5x slower)
         starts = np.flatnonzero(new)
         counts = np.diff(starts, append=v.size)
@@ -484,13 +489,9 @@ def _rank_correlations(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     the tied and discordant pair counts of :func:`~speech_drame.correlation_kernels.rank_sums`.
     """
     n = x.size
-    order = argsort(x)
     sorted_y = np.sort(y)
-    distinct = np.empty(n, bool)
-    distinct[0] = True
-    np.not_equal(sorted_y[1:], sorted_y[:-1], out=distinct[1:])
     cross, x_ties, x_cubes, y_ties, y_cubes, joint_ties, discordant = rank_sums(
-        x, y, order, sorted_y[distinct]
+        x, y, argsort(x), sorted_y[_run_starts(sorted_y)]
     )
     rho = (cross - n * (n + 1) ** 2 / 4) / math.sqrt((n**3 - x_cubes) * (n**3 - y_cubes) / 144)
     total = n * (n - 1) // 2
