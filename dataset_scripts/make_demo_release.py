@@ -11,7 +11,9 @@ import json
 import sys
 from pathlib import Path
 
-from speech_drame.demo.release import default_official_dir, make_release
+from speech_drame.demo.release import make_release
+
+OFFICIAL_SAMPLES = Path(__file__).resolve().parents[1] / "official_samples"  # the repository's copy
 
 
 def main() -> int:
@@ -27,17 +29,19 @@ def main() -> int:
     parser.add_argument(
         "--official-samples",
         type=Path,
-        default=None,
+        default=OFFICIAL_SAMPLES,
         help="official samples folder whose realism clip joins the real speech "
-        "(default: $SPEECH_DRAME_OFFICIAL_SAMPLES or ../shared/official_samples if present)",
+        "(default: the repository's official_samples/)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args()
-    official = args.official_samples or default_official_dir()
-    if official is None:
-        print("official samples not found: the release uses Debian real speech only")
     summary = make_release(
-        args.out, args.seed, args.workers, args.limit, official, progress=not args.no_progress
+        args.out,
+        args.seed,
+        args.workers,
+        args.limit,
+        args.official_samples,
+        progress=not args.no_progress,
     )
     print(json.dumps(summary, indent=1))
     return 0

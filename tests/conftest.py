@@ -15,9 +15,7 @@ from speech_drame.demo.real_speech import POCKETSPHINX_DIR
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 REPO = Path(__file__).resolve().parents[1]
-OFFICIAL_SAMPLES = Path(
-    os.environ.get("SPEECH_DRAME_OFFICIAL_SAMPLES", REPO.parent / "shared" / "official_samples")
-)
+OFFICIAL_SAMPLES = REPO / "official_samples"  # the repository's copy (see its SOURCE.md)
 DEMO_DATASET = REPO / "speech-drame"
 DEMO_RELEASE = REPO / "build" / "demo_release"
 LIBRIVOX = POCKETSPHINX_DIR / "librivox"  # real read speech with transcripts (Debian package)
@@ -27,9 +25,7 @@ PREFIX = "speech_drame/finetuning/data"
 @pytest.fixture(scope="session")
 def official_samples_dir() -> Path:
     if not (OFFICIAL_SAMPLES / "realism_data" / "test.jsonl").is_file():
-        pytest.fail(
-            f"official samples not found at {OFFICIAL_SAMPLES} (set SPEECH_DRAME_OFFICIAL_SAMPLES)"
-        )
+        pytest.fail(f"official samples not found at {OFFICIAL_SAMPLES} (part of the repository)")
     return OFFICIAL_SAMPLES
 
 

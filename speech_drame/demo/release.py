@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
 import tempfile
 import time
@@ -307,15 +306,6 @@ def _prepare_dir(out: Path) -> Path:
     for data_dir in DATA_DIRS.values():
         (staging / data_dir).mkdir()
     return staging
-
-
-def default_official_dir() -> Path | None:
-    """``$SPEECH_DRAME_OFFICIAL_SAMPLES`` or the checkout's ``../shared/official_samples``."""
-    env = os.environ.get("SPEECH_DRAME_OFFICIAL_SAMPLES")
-    if env:
-        return Path(env)
-    beside = Path(__file__).resolve().parents[3] / "shared" / "official_samples"
-    return beside if beside.is_dir() else None
 
 
 def make_release(
