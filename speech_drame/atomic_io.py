@@ -1,0 +1,142 @@
+"""Atomic outputs: files and folders appear whole or not at all, JSON is strict.
+
+Every output a command writes goes through here, so a kill leaves either the previous
+version or the new one, never a mix:
+
+* :func:`write_text` / :func:`write_json` write a temporary file beside the target, fsync it and
+  ``os.replace`` it into place.
+* :func:`staging_dir` + :func:`replace_dir` build a folder beside its target and swap it in.
+* :func:`strict_json` turns undefined numbers (NaN, +-inf) into ``null`` so files are valid JSON
+  for every parser; the reason an undefined value is undefined belongs beside it in the
+  document (e.g. a ``notes`` entry), written by the caller.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "recover_dir",
+    "replace_dir",
+    "staging_dir",
+    "strict_json",
+    "write_json",
+    "write_text",
+]
+
+
+def _umask() -> int:
+    """The process umask, read without changing it where Linux allows (umask() is not
+    thread-safe)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            return next(int(line.split()[1], 8) for line in status if line.startswith("Umask:"))
+    except (OSError, StopIteration, ValueError):
+        mask = os.umask(0o022)
+        os.umask(mask)
+        return mask
+
+
+def strict_json(value: Any) -> Any:
+    """``value`` with every non-finite float replaced by ``None`` (dicts, lists, tuples walked).
+
+    >>> strict_json({"r": float("nan"), "xs": [1.0, float("inf")]})
+    {'r': None, 'xs': [1.0, None]}
+    """
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: strict_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strict_json(v) for v in value]
+    return value
+
+
+def write_text(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically; returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual mode
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_json(path: str | os.PathLike, value: Any, indent: int | None = 1) -> Path:
+    """Write ``value`` as strict JSON (NaN/inf -> null) atomically; returns the path."""
+    text = json.dumps(strict_json(value), indent=indent, ensure_ascii=False, allow_nan=False)
+    return write_text(path, text + "\n")
+
+
+def staging_dir(target: str | os.PathLike) -> Path:
+    """A new empty folder beside ``target`` (same file system) to build it in."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staged = Path(tempfile.mkdtemp(prefix=f".{target.name}.staging-", dir=target.parent))
+    staged.chmod(0o777 & ~_umask())  # mkdtemp makes 0700; the swapped-in folder gets the usual mode
+    return staged
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two existing paths in one step (Linux ``renameat2(RENAME_EXCHANGE)``); False if
+    the system or file system cannot."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    rc = renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange)
+    return rc == 0
+
+
+def recover_dir(target: str | os.PathLike) -> list[Path]:
+    """Undo what a killed :func:`replace_dir` left: restore a missing ``target`` from its
+    ``.NAME.old-*`` copy and remove other leftovers; returns the paths removed."""
+    target = Path(target)
+    olds = sorted(target.parent.glob(f".{target.name}.old-*"))
+    if olds and not target.exists():
+        olds.pop().rename(target)
+    for stale in olds:
+        shutil.rmtree(stale, ignore_errors=True)
+    return olds
+
+
+def replace_dir(staged: str | os.PathLike, target: str | os.PathLike) -> Path:
+    """Swap the finished folder ``staged`` in as ``target``; the old one is removed after.
+
+    Where the system can, the swap is one atomic exchange, so a kill leaves either the old or
+    the new folder at ``target``. Elsewhere it is two renames, and a kill between them leaves
+    the old folder as ``.NAME.old-*``, which :func:`recover_dir` (called first here) restores.
+    """
+    staged, target = Path(staged), Path(target)
+    recover_dir(target)
+    if not target.exists():
+        staged.rename(target)
+        return target
+    if _exchange(staged, target):
+        shutil.rmtree(staged, ignore_errors=True)  # now holds the old folder
+        return target
+    old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
+    os.rmdir(old)
+    target.rename(old)
+    staged.rename(target)
+    shutil.rmtree(old, ignore_errors=True)
+    return target
