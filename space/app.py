@@ -2,7 +2,9 @@
 
 Run locally with ``speech-drame serve`` or ``python space/app.py``; on Hugging Face Spaces this
 file is the ``app_file``. Set ``SPEECH_DRAME_LITE_SCORER`` to a trained LiteScorer folder, or
-``SPEECH_DRAME_EVAL_ADAPTER`` to a DRAME-Eval adapter, to choose the scorer.
+``SPEECH_DRAME_EVAL_ADAPTER`` to a DRAME-Eval adapter, to choose the scorer. The limits and the
+privacy settings (no feature cache for uploads, Gradio's ``delete_cache``, a bounded queue) are
+set by ``build_app``.
 """
 
 import os

@@ -3,26 +3,45 @@
 :func:`score_clip` is the whole logic (checks, scorer, result); :func:`build_app` lays out a
 Gradio 6 Blocks page around it and :func:`launch` serves it on 127.0.0.1. The scorer is the
 LiteScorer (``$SPEECH_DRAME_LITE_SCORER`` or ``artifacts/lite_scorer``, as trained by
-``make demo``), or a DRAME-Eval adapter when ``$SPEECH_DRAME_EVAL_ADAPTER`` names one.
-Only the first 30 s of a clip are scored (the paper's rubric); longer uploads are cut and the
-page says so; uploads over :data:`MAX_UPLOAD_MB` and clips over :data:`MAX_SECONDS` are refused.
+``make demo``), or a DRAME-Eval adapter when ``$SPEECH_DRAME_EVAL_ADAPTER`` names one; the page
+names it and what it was trained on next to the scores.
+
+Limits: uploads over :data:`MAX_UPLOAD_MB` and clips over :data:`MAX_SECONDS` are refused
+(from the file header, before decoding); only the first 30 s are decoded and scored, and the
+page says when a clip was cut or scaled into [-1, 1] (:mod:`speech_drame.audio`).
+
+Privacy: an upload's features are computed without the feature cache, and nothing about it is
+stored; Gradio's temporary copies of uploads are deleted by ``delete_cache``
+(:data:`TEMP_FILES`), and the queue is bounded (:data:`MAX_QUEUE`). The page says so
+(:data:`PRIVACY_NOTE`). Error messages name the uploaded file, never a server path.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from speech_drame.audio import SCORED_SECONDS, AudioError, load_audio, probe_seconds
+from speech_drame.audio import SCORED_SECONDS, AudioError, AudioFacts, load_audio, probe_seconds
 from speech_drame.schema import CONTENT_PASS, RUBRIC_NAMES, Config, check_config
 
 ADAPTER_ENV = "SPEECH_DRAME_EVAL_ADAPTER"
 MAX_UPLOAD_MB = 20
 MAX_SECONDS = 600.0  # longer recordings are refused; up to this, the first 30 s are scored
 MODES: tuple[Config, ...] = ("archetype", "realism")
+MAX_QUEUE = 16  # requests waiting at once; more are turned away with "queue full"
+CONCURRENCY = 1  # clips scored at once (the feature extractors already use every core)
+TEMP_FILES = (300, 900)  # Gradio's delete_cache: every 5 min, delete copies older than 15 min
+PRIVACY_NOTE = (
+    "Privacy: uploads and recordings are not stored. They are used only to compute the scores "
+    "shown; neither the audio nor its features (transcript, speaker and text embeddings) are "
+    f"kept. Gradio's temporary copy of an upload is deleted {TEMP_FILES[1] // 60} minutes "
+    f"after the upload (checked every {TEMP_FILES[0] // 60} minutes) and when the Space stops."
+)
 
 
 class InputError(ValueError):
@@ -40,6 +59,8 @@ class SpaceResult:
     content_pass: float | None
     transcript: str
     notes: list[str] = field(default_factory=list)
+    audio: AudioFacts | None = None
+    scorer_info: str = ""  # Markdown: which scorer, and what it was trained on
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -50,6 +71,7 @@ class SpaceResult:
             CONTENT_PASS: self.content_pass,
             "transcript": self.transcript,
             "notes": self.notes,
+            "audio": self.audio.to_dict() if self.audio is not None else None,
         }
 
 
@@ -77,20 +99,105 @@ def _drame_eval(adapter: str) -> Any:
     return DrameEvalScorer.from_pretrained(adapter, batch_size=1)
 
 
-def check_upload(path: str | os.PathLike) -> list[str]:
-    """Refuse oversized or unreadable uploads; notes for the user (e.g. the 30 s cut)."""
-    size_mb = os.path.getsize(path) / 2**20
+def check_upload(path: str | os.PathLike) -> None:
+    """Refuse a missing, oversized, unreadable or overlong upload, from its size and header
+    (nothing is decoded); messages name the file only."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(
+            f"{path.name}: the upload is no longer on the server (copies are deleted after "
+            f"{TEMP_FILES[1] // 60} minutes); upload it again"
+        )
+    size_mb = path.stat().st_size / 2**20
     if size_mb > MAX_UPLOAD_MB:
-        raise InputError(f"the upload is {size_mb:.1f} MB; the limit is {MAX_UPLOAD_MB} MB")
+        raise InputError(
+            f"{path.name}: the upload is {size_mb:.1f} MB; the limit is {MAX_UPLOAD_MB} MB"
+        )
     try:
         seconds = probe_seconds(path)
     except AudioError as exc:
-        raise InputError(f"unreadable audio: {exc.reason}") from None
+        raise InputError(f"{path.name}: {exc.reason}") from None
     if seconds > MAX_SECONDS:
-        raise InputError(f"the clip lasts {seconds:.0f} s; the limit is {MAX_SECONDS:.0f} s")
-    if seconds > SCORED_SECONDS:
-        return [f"the clip lasts {seconds:.1f} s: only its first {SCORED_SECONDS:.0f} s are scored"]
-    return []
+        raise InputError(
+            f"{path.name}: the clip lasts {seconds:.0f} s; the limit is {MAX_SECONDS:.0f} s"
+        )
+
+
+def describe_training(info: Mapping[str, Any]) -> str:
+    """What a scorer's record of its training data (a LiteScorer's ``info``, a DRAME-Eval
+    ``training_data``) says, for a person.
+
+    Read defensively: a scorer saved before a field existed says "not recorded" for it.
+    """
+    dataset = info.get("dataset")
+    if not dataset:
+        return "training data: not recorded"
+    shown = Path(dataset).name if Path(dataset).is_absolute() else dataset  # no server paths
+    details = [f"{info['split']} split"] if info.get("split") else []
+    if isinstance(info.get("n_train"), int):
+        details.append(f"{info['n_train']} clips")
+    text = f"trained on `{shown}`" + (f" ({', '.join(details)})" if details else "")
+    synthetic = info.get("labels_are_synthetic")
+    if synthetic is True:
+        text += (
+            "; labels: **synthetic proxy labels** (simulated annotators, not human ratings), so "
+            "the scores show the pipeline working, not agreement with people"
+        )
+        if info.get("label_note"):
+            text += f". The dataset card says: {str(info['label_note']).rstrip('.')}"
+    elif synthetic is False:
+        text += "; labels: the dataset's annotators (the card does not mark them synthetic)"
+    else:
+        text += "; whether its labels are human or synthetic: not recorded"
+    return text
+
+
+def _shown_path(path: str | os.PathLike) -> str:
+    """A scorer folder as the page shows it: relative to the working folder when inside it."""
+    path = Path(path).resolve()
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return path.name
+
+
+def _scorer_problem(exc: Exception, scorer_path: str | None) -> str:
+    """Why no scorer could be loaded, with its folder shown as on the page."""
+    from speech_drame.scorers.lite import default_scorer_dir
+
+    root = Path(scorer_path or default_scorer_dir())
+    return (
+        str(exc)
+        .replace(str(root.resolve()), _shown_path(root))
+        .replace(str(root), _shown_path(root))
+    )
+
+
+def scorer_card(mode: str, scorer_path: str | None = None) -> str:
+    """Markdown naming the scorer the Space uses for ``mode`` and what it was trained on."""
+    mode = check_config(mode)
+    adapter = os.environ.get(ADAPTER_ENV)
+    if adapter:
+        from speech_drame.scorers.drame_eval import EvaluatorInfo
+
+        try:
+            info = EvaluatorInfo.load(adapter)
+        except (OSError, ValueError, TypeError) as exc:
+            return f"**Scorer:** DRAME-Eval adapter `{adapter}` (its config is unreadable: {exc})"
+        text = (
+            f"**Scorer:** DRAME-Eval adapter `{adapter}` ({info.config}, base model "
+            f"`{info.base_model}`), {describe_training(info.training_data or {})}"
+        )
+        return text + ("." if info.config == mode else f". It scores {info.config}, not {mode}.")
+    from speech_drame.scorers.lite import ScorerError, default_scorer_dir
+
+    try:
+        scorer = _lite(mode, scorer_path)
+    except ScorerError as exc:
+        why = _scorer_problem(exc, scorer_path)
+        return f"**Scorer:** no usable LiteScorer for {mode} mode ({why})"
+    folder = _shown_path(scorer_path or default_scorer_dir())
+    return f"**Scorer:** LiteScorer `{folder}` ({mode}), {describe_training(scorer.info)}."
 
 
 def score_clip(
@@ -103,55 +210,68 @@ def score_clip(
     *,
     scorer_path: str | None = None,
 ) -> SpaceResult:
-    """Score one clip with the Space's scorer.
+    """Score one clip with the Space's scorer, storing nothing about it (no feature cache).
 
     Raises:
-        InputError: no audio, a missing context text, an oversized, overlong or unreadable
+        InputError: no audio, a missing context text, an oversized, overlong or unusable
             clip, a clip the features cannot use (no speech heard), or no scorer for the mode.
+            Messages name the file, never its folder on the server.
     """
     if not audio_path:
         raise InputError("upload or record a clip first")
     mode = check_config(mode)
     ctx = context_fields(mode, question, profile, scene, traits)
-    notes = check_upload(audio_path)
+    name = Path(audio_path).name
+    check_upload(audio_path)
     try:
         audio = load_audio(audio_path, max_seconds=SCORED_SECONDS)
     except AudioError as exc:
-        raise InputError(f"unusable audio: {exc.reason}") from None
+        raise InputError(f"{name}: {exc.reason}") from None
+    audio = dataclasses.replace(audio, source=name)  # later messages name the file only
+    card = scorer_card(mode, scorer_path)
     adapter = os.environ.get(ADAPTER_ENV)
     if adapter:
-        return _score_drame_eval(_drame_eval(adapter), audio, mode, ctx, notes, adapter)
+        result = _score_drame_eval(_drame_eval(adapter), audio, mode, ctx, adapter)
+    else:
+        result = _score_lite(audio, mode, ctx, scorer_path)
+    return dataclasses.replace(result, notes=audio.facts.notes(), audio=audio.facts,
+                               scorer_info=card)  # fmt: skip
+
+
+def _score_lite(audio, mode: Config, ctx: dict, scorer_path: str | None) -> SpaceResult:
     from speech_drame.features.blueprint import FeatureError, extract_blueprint
     from speech_drame.scorers.lite import ScorerError
 
     try:
         scorer = _lite(mode, scorer_path)
     except ScorerError as exc:
-        raise InputError(f"no scorer for {mode} mode: {exc}") from None
+        raise InputError(
+            f"no scorer for {mode} mode: {_scorer_problem(exc, scorer_path)}"
+        ) from None
     try:
-        bp = extract_blueprint(audio, ctx)
-    except (AudioError, FeatureError) as exc:
-        raise InputError(f"cannot score this clip: {exc}") from None
-    (result,) = scorer.score_blueprints([bp])
+        bp = extract_blueprint(audio, ctx, cache=None)  # uploads leave nothing on disk
+        (result,) = scorer.score_blueprints([bp])
+    except (AudioError, FeatureError, ValueError) as exc:
+        raise InputError(str(exc)) from None
     return SpaceResult(mode, "LiteScorer", result.scores, result.distributions,
-                       result.content_pass, result.transcript, notes)  # fmt: skip
+                       result.content_pass, result.transcript)  # fmt: skip
 
 
-def _score_drame_eval(scorer, audio, mode: Config, ctx: dict, notes: list, name: str):
+def _score_drame_eval(scorer, audio, mode: Config, ctx: dict, name: str) -> SpaceResult:
     from speech_drame.commands.score import DRAME_EVAL_FIELDS
     from speech_drame.scorers.drame_eval import Clip
 
     fields = {DRAME_EVAL_FIELDS[key]: text for key, text in ctx.items()}
     if scorer.config != mode:
         raise InputError(f"the DRAME-Eval adapter {name} scores {scorer.config}, not {mode}")
-    (result,) = scorer.score_clips([Clip("upload", audio.samples, fields)])
+    (result,) = scorer.score_clips([Clip(audio.source, audio.samples, fields)])
     if not result.ok:
         raise InputError(f"the scorer failed: {result.error}")
     scores = {k: v.expected for k, v in result.scores.items() if k != CONTENT_PASS}
     dists = {k: list(v.probabilities) for k, v in result.scores.items() if k != CONTENT_PASS}
     cp = result.scores.get(CONTENT_PASS)
     return SpaceResult(mode, f"DRAME-Eval ({name})", scores, dists,
-                       cp.expected if cp else None, "", notes)  # fmt: skip
+                       cp.expected if cp else None, "")  # fmt: skip
 
 
 def result_markdown(result: SpaceResult) -> str:
@@ -159,11 +279,37 @@ def result_markdown(result: SpaceResult) -> str:
     lines = [f"> {n}" for n in result.notes]
     if result.content_pass is not None:
         lines.append(f"**Content Pass probability: {result.content_pass:.3f}**")
-    lines += ["", "| Dimension | Score | p1 | p2 | p3 | p4 | p5 |", "|---|---|---|---|---|---|---|"]
+    lines += ["", "| Dimension | Score (1-5) | p1 | p2 | p3 | p4 | p5 |",
+              "|---|---|---|---|---|---|---|"]  # fmt: skip
     for dim, score in result.scores.items():
         dist = " | ".join(f"{p:.2f}" for p in result.distributions[dim])
         lines.append(f"| {RUBRIC_NAMES[dim]} | {score:.2f} | {dist} |")
     return "\n".join(lines)
+
+
+def score_figure(scores: Mapping[str, float]) -> Any:
+    """Horizontal bars of the expected scores on the fixed 1..5 rubric scale (a matplotlib
+    ``Figure``): dimension names on the y axis, first dimension on top."""
+    from matplotlib.figure import Figure
+
+    names = [RUBRIC_NAMES[d] for d in scores]
+    values = list(scores.values())
+    fig = Figure(figsize=(6.4, 0.42 * len(names) + 1.1), dpi=100, layout="constrained")
+    ax = fig.add_subplot()
+    rows = list(range(len(names)))
+    ax.barh(rows, [v - 1 for v in values], left=1, height=0.6, color="#4f46e5")
+    ax.set_yticks(rows, names)
+    ax.invert_yaxis()
+    ax.set_xlim(1, 5)
+    ax.set_xticks([1, 2, 3, 4, 5])
+    ax.set_xlabel("expected score (1 = lowest, 5 = highest)")
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_axisbelow(True)
+    for row, value in zip(rows, values, strict=True):
+        inside = value > 4.5  # no room to the right: write it inside the bar
+        ax.text(value - 0.05 if inside else value + 0.05, row, f"{value:.2f}", va="center",
+                ha="right" if inside else "left", color="white" if inside else "black")  # fmt: skip
+    return fig
 
 
 def demo_examples(release: str | os.PathLike, per_mode: int = 2) -> list[list[str]]:
@@ -190,9 +336,8 @@ def demo_examples(release: str | os.PathLike, per_mode: int = 2) -> list[list[st
 
 
 def build_app(scorer_path: str | None = None, examples_from: str | None = None):
-    """The Gradio Blocks page (see the module docstring)."""
+    """The Gradio Blocks page (see the module docstring), with its bounded queue."""
     import gradio as gr
-    import pandas as pd
 
     def run(audio, mode, question, profile, scene, traits):
         try:
@@ -200,33 +345,44 @@ def build_app(scorer_path: str | None = None, examples_from: str | None = None):
                                 scorer_path=scorer_path)  # fmt: skip
         except InputError as exc:
             raise gr.Error(str(exc)) from None
-        frame = pd.DataFrame({"dimension": [RUBRIC_NAMES[d] for d in result.scores],
-                              "score": list(result.scores.values())})  # fmt: skip
-        cp = result.content_pass
-        return (result_markdown(result), frame, "n/a" if cp is None else f"{cp:.3f}",
+        cp = "n/a" if result.content_pass is None else f"{result.content_pass:.3f}"
+        return (result.scorer_info, result_markdown(result), score_figure(result.scores), cp,
                 result.transcript, result.to_dict())  # fmt: skip
 
-    with gr.Blocks(title="Speech-DRAME scorer") as app:
+    def show_mode(mode):
+        """The selected mode's fields only; the previous results are cleared."""
+        archetype = mode == "archetype"
+        realism = [gr.update(visible=not archetype)] * 3
+        return (gr.update(visible=archetype), *realism, scorer_card(mode, scorer_path), "",
+                None, gr.update(visible=archetype, value=""), "", None)  # fmt: skip
+
+    with gr.Blocks(title="Speech-DRAME scorer", delete_cache=TEMP_FILES) as app:
         gr.Markdown(
             "# Speech-DRAME: score a spoken role-play clip\n"
-            f"Archetype mode judges a reply to a role-and-scene prompt; realism mode judges a "
-            f"performance against a character profile, scene and traits. Only the first "
-            f"{SCORED_SECONDS:.0f} s are scored; uploads up to {MAX_UPLOAD_MB} MB."
+            "Archetype mode judges a reply to a role-and-scene prompt; realism mode judges a "
+            "performance against a character profile, scene and traits. Each dimension gets an "
+            "expected score on the rubric's 1-5 scale (1 = lowest, 5 = highest) with its "
+            "distribution; archetype mode also gives the probability that the content passes. "
+            f"Only the first {SCORED_SECONDS:.0f} s are scored; uploads up to "
+            f"{MAX_UPLOAD_MB} MB and {MAX_SECONDS / 60:.0f} minutes. What the scores mean "
+            "depends on the scorer's training labels: see the note above the scores."
         )
+        gr.Markdown(PRIVACY_NOTE, elem_id="privacy")
         with gr.Row():
             with gr.Column():
                 mode = gr.Radio(list(MODES), value="archetype", label="Mode", elem_id="mode")
                 audio = gr.Audio(sources=["upload", "microphone"], type="filepath",
                                  label="Clip", elem_id="clip")  # fmt: skip
-                question = gr.Textbox(label="Question (archetype)", elem_id="question")
-                profile = gr.Textbox(label="Character profile (realism)", elem_id="profile")
-                scene = gr.Textbox(label="Local scene (realism)", elem_id="scene")
-                traits = gr.Textbox(label="Character traits (realism)", elem_id="traits")
+                question = gr.Textbox(label="Question (role and scene)", elem_id="question")
+                profile = gr.Textbox(label="Character profile", elem_id="profile", visible=False)
+                scene = gr.Textbox(label="Local scene", elem_id="scene", visible=False)
+                traits = gr.Textbox(label="Character traits", elem_id="traits", visible=False)
                 button = gr.Button("Score", variant="primary", elem_id="score-button")
             with gr.Column():
+                scorer_md = gr.Markdown(elem_id="scorer-info")
                 table = gr.Markdown(elem_id="score-table")
-                bars = gr.BarPlot(x="dimension", y="score", y_lim=[1, 5], label="Scores",
-                                  elem_id="score-bars")  # fmt: skip
+                bars = gr.Plot(label="Scores (1-5)", show_label=False, format="png",
+                               elem_id="score-bars")  # fmt: skip
                 passed = gr.Textbox(label="Content Pass probability", elem_id="content-pass")
                 transcript = gr.Textbox(label="Transcript", elem_id="transcript")
                 details = gr.JSON(label="All results", elem_id="details")
@@ -234,8 +390,13 @@ def build_app(scorer_path: str | None = None, examples_from: str | None = None):
         examples = demo_examples(examples_from) if examples_from else []
         if examples:
             gr.Examples(examples, inputs, label="Demo corpus examples")
-        button.click(run, inputs, [table, bars, passed, transcript, details], api_name="score")
-    return app
+        outputs = [scorer_md, table, bars, passed, transcript, details]
+        button.click(run, inputs, outputs, api_name="score")
+        mode.change(show_mode, mode, [question, profile, scene, traits, *outputs],
+                    api_visibility="private")  # fmt: skip
+        app.load(lambda: scorer_card(MODES[0], scorer_path), None, scorer_md,
+                 api_visibility="private")  # fmt: skip
+    return app.queue(max_size=MAX_QUEUE, default_concurrency_limit=CONCURRENCY)
 
 
 def default_release() -> str:

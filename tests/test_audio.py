@@ -127,3 +127,145 @@ def test_keep_channels_in_file_order_and_resample_each(tmp_path):
     down = load_audio(path, mono=False)
     np.testing.assert_allclose(down.samples[:, 1], resample_poly(right, 1, 3), atol=1e-5)
     assert load_audio((tone(1.0), 16_000), mono=False).samples.shape == (16_000, 1)
+
+
+# --- the full-scale rule: measure the peak, scale into [-1, 1], report both ----------------
+
+
+def _near_full_scale(seconds: float, sr: int, seed: int = 0) -> np.ndarray:
+    """A loud stereo signal that touches full scale (sharp edges make resampling overshoot)."""
+    t = np.arange(int(seconds * sr)) / sr
+    rng = np.random.default_rng(seed)
+    left = np.clip(1.4 * np.sin(2 * np.pi * 220 * t), -0.99997, 0.99997)
+    right = np.clip(left + 0.05 * rng.standard_normal(t.size), -0.99997, 0.99997)
+    return np.stack([left, right], axis=1).astype(np.float32)
+
+
+def test_loud_stereo_flac_whose_resample_overshoots_is_scaled_and_reported(tmp_path):
+    path = tmp_path / "loud.flac"
+    sf.write(path, _near_full_scale(2.0, 44_100), 44_100, subtype="PCM_16")
+    decoded, _ = sf.read(path, dtype="float32")
+    reference = resample_poly(decoded.mean(axis=1), 160, 441)  # scipy, float64
+    assert np.abs(reference).max() > 1.0  # the case of the issue: 16 kHz overshoots
+    audio = load_audio(path)
+    assert np.abs(audio.samples).max() <= 1.0
+    assert audio.peak == pytest.approx(np.abs(decoded).max())  # measured before any scaling
+    assert audio.gain == pytest.approx(1 / np.abs(reference).max(), rel=1e-6)
+    np.testing.assert_allclose(audio.samples, reference * audio.gain, atol=1e-5)
+    facts = audio.facts
+    assert facts.peak == audio.peak and facts.gain == audio.gain and not facts.truncated
+    (note,) = facts.notes()
+    assert "resampling" in note and f"{audio.gain:.3f}" in note
+
+
+def test_float_wav_beyond_full_scale_is_scaled_not_refused(tmp_path):
+    x = tone(1.0, seed=5) / 0.31 * 2.0  # peaks near 2.0: legal in a float WAV (TTS output)
+    path = tmp_path / "hot.wav"
+    sf.write(path, x, 16_000, subtype="FLOAT")
+    audio = load_audio(path)
+    peak = float(np.abs(x).max())
+    assert peak > 1.9 and audio.peak == pytest.approx(peak)
+    assert audio.gain == pytest.approx(1 / peak)
+    np.testing.assert_allclose(audio.samples, x / peak, atol=1e-6)
+    assert np.abs(audio.samples).max() <= 1.0
+    assert f"samples reach {peak:.3f}" in audio.facts.notes()[0]
+    assert audio.facts.to_dict()["gain"] == pytest.approx(1 / peak)
+
+
+@pytest.mark.skipif("MP3" not in sf.available_formats(), reason="libsndfile without MP3")
+def test_mp3_decoder_overshoot_is_scaled(tmp_path):
+    path = tmp_path / "loud.mp3"
+    sf.write(path, _near_full_scale(2.0, 44_100), 44_100, format="MP3")
+    decoded, _ = sf.read(path, dtype="float32")
+    assert np.abs(decoded).max() > 1.0  # the MP3 decoder overshoots a full-scale input
+    audio = load_audio(path)
+    assert audio.peak == pytest.approx(np.abs(decoded).max())
+    assert audio.gain < 1.0 and np.abs(audio.samples).max() <= 1.0
+
+
+def test_audio_within_full_scale_is_left_alone():
+    x = tone(1.0, seed=6)
+    audio = load_audio((x, 16_000))
+    assert audio.gain == 1.0 and audio.peak == pytest.approx(np.abs(x).max())
+    np.testing.assert_array_equal(audio.samples, x)
+    assert audio.facts.notes() == []
+
+
+def test_cut_is_reported_in_the_facts():
+    audio = load_audio((tone(40.0, sr=8_000), 8_000), max_seconds=SCORED_SECONDS)
+    facts = audio.facts
+    assert facts.truncated and facts.original_seconds == pytest.approx(40.0)
+    assert facts.notes() == ["the clip lasts 40.0 s: only its first 30.0 s are used"]
+    assert "of 40.00 s" in facts.summary()
+
+
+# --- bounded decoding ----------------------------------------------------------------------
+
+
+def test_only_the_scored_part_is_decoded(tmp_path):
+    """A 10-minute file read with max_seconds=30: samples after 30 s are never decoded (they
+    are NaN here, which would be refused), and the duration comes from the header."""
+    sr = 4_000
+    x = np.tile(tone(1.0, sr=sr, seed=7), 600)
+    x[31 * sr :] = np.nan
+    path = tmp_path / "ten_minutes.wav"
+    sf.write(path, x, sr, subtype="FLOAT")
+    audio = load_audio(path, max_seconds=SCORED_SECONDS)
+    assert audio.truncated and audio.original_seconds == pytest.approx(600.0)
+    assert audio.seconds == pytest.approx(30.0)
+    assert audio.facts.original_seconds == pytest.approx(600.0)
+    with pytest.raises(AudioError, match="non-finite"):
+        load_audio(path)  # the whole file: the NaN tail is read and refused
+
+
+def test_a_tiny_file_that_would_decode_to_gigabytes_is_refused(tmp_path):
+    """A few kB of FLAC (constant signal, 8 channels at 655 kHz) that decodes to ~300 MB."""
+    from speech_drame.audio import MAX_DECODED_SAMPLES
+
+    rate, channels = 655_350, 8
+    path = tmp_path / "bomb.flac"
+    block = np.full((rate, channels), 0.001, np.float32)
+    with sf.SoundFile(path, "w", rate, channels, subtype="PCM_16", format="FLAC") as f:
+        for _ in range(14):
+            f.write(block)
+    assert path.stat().st_size < 200_000
+    want = 14 * rate * channels
+    assert want > MAX_DECODED_SAMPLES
+    for max_seconds in (None, SCORED_SECONDS):
+        with pytest.raises(AudioError) as err:
+            load_audio(path, max_seconds=max_seconds)
+        msg = str(err.value)
+        assert msg.startswith(f"{path}: ")
+        assert f"{want:,} samples" in msg and f"{MAX_DECODED_SAMPLES:,}" in msg
+        assert "655350 Hz" in msg and "8 channel" in msg
+    with pytest.raises(AudioError, match="<bytes>: .*limit"):
+        load_audio(path.read_bytes())  # encoded bytes get the same header check
+
+
+def test_the_decoding_bound_is_a_parameter_for_audio_analysed_whole(tmp_path):
+    """ISDrama reads whole binaural dramas: its bound is larger than the scoring default."""
+    from speech_drame.audio import MAX_DECODED_SAMPLES
+    from speech_drame.protocols.isdrama.protocol import DRAMA_MAX_SAMPLES
+
+    path = tmp_path / "stereo.wav"
+    sf.write(path, np.stack([tone(1.0), tone(1.0, seed=1)], axis=1), 16_000)
+    with pytest.raises(AudioError, match=r"32,000 samples, over the limit of 31,999"):
+        load_audio(path, mono=False, max_samples=31_999)
+    assert load_audio(path, mono=False, max_samples=32_000).samples.shape == (16_000, 2)
+    assert DRAMA_MAX_SAMPLES >= 4 * MAX_DECODED_SAMPLES  # 46 min of 48 kHz binaural
+
+
+def test_an_absurd_sample_rate_is_refused(tmp_path):
+    path = tmp_path / "fast.wav"
+    sf.write(path, tone(1.0), 4_000_000, subtype="PCM_16")
+    with pytest.raises(AudioError, match=r"fast\.wav: sample rate 4000000 Hz is above"):
+        load_audio(path)
+
+
+def test_unreadable_message_names_the_file_once(tmp_path):
+    path = tmp_path / "garbage.flac"
+    path.write_bytes(b"fLaC but not really" * 10)
+    with pytest.raises(AudioError) as err:
+        load_audio(path)
+    assert str(err.value).count("garbage.flac") == 1 and err.value.reason.startswith("unreadable")
+    assert str(tmp_path) not in err.value.reason

@@ -109,6 +109,27 @@ def test_a_bad_clip_is_reported_and_the_others_are_scored(setup, capsys, tmp_pat
     assert "2 of 3 clip(s) could not be scored" in err and "broken.wav" in err
 
 
+def test_a_cut_clip_is_reported_in_the_table_and_json(setup, capsys, tmp_path) -> None:
+    """A 31 s clip is scored on its first 30 s, and both outputs say so."""
+    speech = np.concatenate(
+        [sf.read(p, dtype="float32")[0] for p in sorted(LIBRIVOX.glob("*.wav"))]
+    )
+    long = np.tile(speech, 2)[: 31 * SR]
+    path = tmp_path / "long.wav"
+    sf.write(path, 0.9 * long / np.abs(long).max(), SR)
+    args = (str(path), "--mode", "archetype", "--question", QUESTION)
+    status, out, err = _score(setup, capsys, *args, "--json")
+    assert status == 0, err
+    (row,) = json.loads(out)
+    assert row["audio"]["truncated"] is True
+    assert row["audio"]["original_seconds"] == pytest.approx(31.0)
+    assert row["audio"]["seconds"] == pytest.approx(30.0)
+    assert row["audio"]["gain"] == 1.0
+    status, out, err = _score(setup, capsys, *args)
+    assert status == 0, err
+    assert "audio: 30.00 s of 31.00 s (cut to the first 30 s), peak 0.900" in out
+
+
 def test_missing_context_or_scorer_is_a_usage_error(setup, capsys, tmp_path) -> None:
     clip = str(setup["clips"] / "0870.wav")
     status, _, err = _score(setup, capsys, clip, "--mode", "realism", "--profile", "x")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 from pathlib import Path
@@ -14,7 +15,18 @@ from conftest import LIBRIVOX
 from speech_drame.features.blueprint import extract_blueprints
 from speech_drame.schema import ARCHETYPE_DIMENSIONS, CONTENT_PASS
 from speech_drame.scorers.lite import TrainingOptions, train_lite_scorer
-from speech_drame.space_app import InputError, build_app, check_upload, demo_examples, score_clip
+from speech_drame.space_app import (
+    MAX_QUEUE,
+    PRIVACY_NOTE,
+    TEMP_FILES,
+    InputError,
+    build_app,
+    check_upload,
+    demo_examples,
+    describe_training,
+    score_clip,
+    scorer_card,
+)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
@@ -22,11 +34,13 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 SR = 16_000
 QUESTION = "You narrate a Regency novel about the Dashwood family. You say:"
 PROFILE = "John Dashwood, a cautious, rather selfish gentleman"
+LABEL_NOTE = "Its labels are SIMULATED annotators: synthetic proxy labels, not human ratings."
 
 
 @pytest.fixture(scope="module")
 def space(tmp_path_factory) -> dict:
-    """Two LibriVox clips (clean, noisy), a tiny archetype scorer, and the app serving it."""
+    """Two LibriVox clips (clean, noisy), a tiny archetype scorer (trained on "synthetic proxy
+    labels"), and the app serving it with an empty feature cache that must stay empty."""
     if not LIBRIVOX.is_dir():
         pytest.skip("Debian package pocketsphinx-testdata is not installed")
     root = tmp_path_factory.mktemp("space")
@@ -41,18 +55,20 @@ def space(tmp_path_factory) -> dict:
     labels = {d: [[5, 5, 4], [1, 2, 1]] for d in ARCHETYPE_DIMENSIONS}
     labels[CONTENT_PASS] = [[True] * 3, [False] * 3]
     scorer = root / "scorer" / "archetype"
-    train_lite_scorer(batch.blueprints, labels, "archetype", TrainingOptions(epochs=60)).save(
-        scorer
-    )
+    info = {"dataset": "demo-corpus", "split": "train", "labels_are_synthetic": True,
+            "label_note": LABEL_NOTE}  # fmt: skip
+    opts = TrainingOptions(epochs=60)
+    train_lite_scorer(batch.blueprints, labels, "archetype", opts, info).save(scorer)
+    app_cache = root / "app-feature-cache"  # where the app would cache features: must stay empty
     before = os.environ.get("SPEECH_DRAME_CACHE")
-    os.environ["SPEECH_DRAME_CACHE"] = str(cache)  # the app reads the clips' features
+    os.environ["SPEECH_DRAME_CACHE"] = str(app_cache)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     app = build_app(str(scorer.parent), examples_from=None)
     app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-    yield {"root": root, "clips": clips, "scorer": str(scorer.parent),
-           "url": f"http://127.0.0.1:{port}/"}  # fmt: skip
+    yield {"root": root, "clips": clips, "scorer": str(scorer.parent), "app": app,
+           "app_cache": app_cache, "url": f"http://127.0.0.1:{port}/"}  # fmt: skip
     app.close()
     if before is None:
         del os.environ["SPEECH_DRAME_CACHE"]
@@ -60,13 +76,20 @@ def space(tmp_path_factory) -> dict:
         os.environ["SPEECH_DRAME_CACHE"] = before
 
 
+def _predict(client, clip, *context: str, mode: str = "archetype"):
+    from gradio_client import handle_file
+
+    texts = (*context, "", "", "", "")[:4]
+    return client.predict(handle_file(str(clip)), mode, *texts, api_name="/score")
+
+
 def test_gradio_client_call_returns_every_dimension(space) -> None:
-    from gradio_client import Client, handle_file
+    from gradio_client import Client
 
     client = Client(space["url"], verbose=False)
-    out = client.predict(handle_file(str(space["clips"]["clean"])), "archetype", QUESTION,
-                         "", "", "", api_name="/score")  # fmt: skip
-    table, _bars, content_pass, transcript, details = out
+    scorer_md, table, _bars, content_pass, transcript, details = _predict(
+        client, space["clips"]["clean"], QUESTION
+    )
     assert tuple(details["scores"]) == ARCHETYPE_DIMENSIONS
     assert details["mode"] == "archetype" and details["scorer"] == "LiteScorer"
     for dim, score in details["scores"].items():
@@ -75,18 +98,62 @@ def test_gradio_client_call_returns_every_dimension(space) -> None:
     assert float(content_pass) == pytest.approx(details[CONTENT_PASS], abs=1e-3)
     assert "dashwood" in transcript.lower()
     assert all(name in table for name in ("Audio Quality", "Human Likeness", "Appropriateness"))
-    noisy = client.predict(handle_file(str(space["clips"]["noisy"])), "archetype", QUESTION,
-                           "", "", "", api_name="/score")[4]  # fmt: skip
+    assert details["audio"]["gain"] == 1.0 and not details["audio"]["truncated"]
+    # which scorer, and what it was trained on, next to the scores
+    assert "LiteScorer" in scorer_md and "demo-corpus" in scorer_md
+    assert "synthetic proxy labels" in scorer_md and LABEL_NOTE in scorer_md
+    noisy = _predict(client, space["clips"]["noisy"], QUESTION)[5]
     assert noisy["scores"]["audio_quality"] < details["scores"]["audio_quality"] - 1
     with pytest.raises(Exception, match="realism mode needs the profile, scene, traits text"):
-        client.predict(handle_file(str(space["clips"]["clean"])), "realism", "", "", "", "",
-                       api_name="/score")  # fmt: skip
+        _predict(client, space["clips"]["clean"], mode="realism")
+
+
+def test_uploads_and_their_features_are_not_kept(space) -> None:
+    """Scoring an upload writes nothing to the feature cache; the page says what is kept;
+    Gradio deletes its temporary copies; the queue is bounded."""
+    from gradio_client import Client
+
+    client = Client(space["url"], verbose=False)
+    details = _predict(client, space["clips"]["noisy"], QUESTION)[5]
+    assert details["scores"]
+    cache = space["app_cache"]
+    assert not cache.exists() or not [p for p in cache.rglob("*") if p.is_file()]
+    app = space["app"]
+    assert app.delete_cache == TEMP_FILES
+    assert app._queue.max_size == MAX_QUEUE
+    assert "not stored" in PRIVACY_NOTE and f"{TEMP_FILES[1] // 60} minutes" in PRIVACY_NOTE
+    import httpx
+
+    page_config = httpx.get(space["url"] + "config", timeout=30).text
+    assert json.dumps(PRIVACY_NOTE)[1:-1] in page_config
+
+
+def test_errors_name_the_file_not_the_server_path(space, tmp_path) -> None:
+    from gradio_client import Client
+
+    bad = tmp_path / "broken_take.flac"
+    bad.write_bytes(b"fLaC this is not a FLAC stream" * 20)
+    client = Client(space["url"], verbose=False)
+    with pytest.raises(Exception) as err:
+        _predict(client, bad, QUESTION)
+    message = str(err.value)
+    assert "broken_take.flac: unreadable audio" in message
+    assert "/" not in message and "gradio" not in message.lower()
+
+
+def test_training_provenance_is_read_defensively() -> None:
+    assert describe_training({}) == "training data: not recorded"
+    old = describe_training({"n_train": 284, "dataset": "speech-drame", "split": "train"})
+    assert "speech-drame" in old and "284 clips" in old
+    assert "human or synthetic: not recorded" in old
+    human = describe_training({"dataset": "evalbench", "labels_are_synthetic": False})
+    assert "synthetic proxy labels" not in human and "the dataset's annotators" in human
 
 
 def test_limits_give_clear_messages(space, tmp_path) -> None:
     bad = tmp_path / "bad.wav"
     bad.write_bytes(b"RIFF not really audio")
-    with pytest.raises(InputError, match="unreadable audio"):
+    with pytest.raises(InputError, match=r"^bad\.wav: unreadable audio"):
         score_clip(bad, "archetype", QUESTION, scorer_path=space["scorer"])
     with pytest.raises(InputError, match="upload or record a clip first"):
         score_clip(None, "archetype", QUESTION, scorer_path=space["scorer"])
@@ -97,14 +164,14 @@ def test_limits_give_clear_messages(space, tmp_path) -> None:
         score_clip(space["clips"]["clean"], "archetype", "  ", scorer_path=space["scorer"])
     long = tmp_path / "long.wav"
     sf.write(long, np.zeros(int(40 * SR), np.float32) + 0.01, SR)
-    assert check_upload(long) == ["the clip lasts 40.0 s: only its first 30 s are scored"]
+    check_upload(long)  # within the limits: scored (its first 30 s; see test_audio)
     very_long = tmp_path / "very_long.wav"
     sf.write(very_long, np.full(int(601 * 8000), 0.01, np.float32), 8000)
     with pytest.raises(InputError, match="lasts 601 s; the limit is 600 s"):
         check_upload(very_long)
     silent = tmp_path / "silent.wav"
     sf.write(silent, np.zeros(SR, np.float32), SR)
-    with pytest.raises(InputError, match="digital silence"):
+    with pytest.raises(InputError, match=r"^silent\.wav: digital silence"):
         score_clip(silent, "archetype", QUESTION, scorer_path=space["scorer"])
 
 
@@ -128,11 +195,29 @@ def test_real_browser_uploads_scores_and_reads_the_page(space, tmp_path) -> None
     shot = tmp_path / "space_scored.png"
     args = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
             "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
+    realism_fields = ("#profile", "#scene", "#traits")
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=args)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 1100})
             page.goto(space["url"], timeout=60_000)
+            page.get_by_text("Privacy:").wait_for(timeout=30_000)
+            page.locator("#scorer-info").get_by_text("synthetic proxy labels").wait_for(
+                timeout=30_000
+            )
+            # archetype mode: the question and Content Pass, no realism fields
+            assert page.locator("#question").is_visible()
+            assert page.locator("#content-pass").is_visible()
+            assert not any(page.locator(f).is_visible() for f in realism_fields)
+            page.get_by_label("realism").check()
+            page.locator("#profile").wait_for(state="visible", timeout=30_000)
+            assert all(page.locator(f).is_visible() for f in realism_fields)
+            page.locator("#question").wait_for(state="hidden", timeout=30_000)
+            page.locator("#content-pass").wait_for(state="hidden", timeout=30_000)
+            page.get_by_label("archetype").check()
+            page.locator("#question").wait_for(state="visible", timeout=30_000)
+            assert not any(page.locator(f).is_visible() for f in realism_fields)
+
             page.locator("#clip input[type=file]").set_input_files(str(clip))
             page.locator("#question textarea").fill(QUESTION)
             page.locator("#clip audio, #clip .waveform-container, #clip button").first.wait_for(
@@ -141,9 +226,11 @@ def test_real_browser_uploads_scores_and_reads_the_page(space, tmp_path) -> None
             page.locator("#score-button").click()
             table = page.locator("#score-table")
             table.locator("table").wait_for(timeout=60_000)
+            page.locator("#score-bars img").wait_for(timeout=30_000)
             rows = table.locator("tbody tr").all_inner_texts()
             transcript = page.locator("#transcript textarea").input_value()
             passed = page.locator("#content-pass textarea").input_value()
+            provenance = page.locator("#scorer-info").inner_text()
             page.screenshot(path=str(shot), full_page=True)
         finally:
             browser.close()
@@ -160,7 +247,31 @@ def test_real_browser_uploads_scores_and_reads_the_page(space, tmp_path) -> None
         assert dist == pytest.approx(want.distributions[names[name]], abs=0.006)
     assert float(passed) == pytest.approx(want.content_pass, abs=1e-3)
     assert transcript == want.transcript
+    assert "LiteScorer" in provenance and "synthetic proxy labels" in provenance
     assert shot.stat().st_size > 10_000
+
+
+def test_score_chart_is_horizontal_on_a_fixed_1_to_5_scale() -> None:
+    from speech_drame.schema import REALISM_DIMENSIONS, RUBRIC_NAMES
+    from speech_drame.space_app import score_figure
+
+    scores = {d: 1.0 + 0.4 * i for i, d in enumerate(REALISM_DIMENSIONS)}
+    fig = score_figure(scores)
+    (ax,) = fig.axes
+    assert ax.get_xlim() == (1.0, 5.0)
+    assert [t.get_text() for t in ax.get_yticklabels()] == [
+        RUBRIC_NAMES[d] for d in REALISM_DIMENSIONS
+    ]
+    assert [float(t) for t in ax.get_xticks()] == [1.0, 2.0, 3.0, 4.0, 5.0]
+    bars = ax.patches
+    assert [b.get_x() + b.get_width() for b in bars] == pytest.approx(list(scores.values()))
+    # every label fits in the figure (none cut off or drawn over another) as rendered
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig).draw()
+    boxes = [t.get_window_extent() for t in ax.get_yticklabels()]
+    assert all(b.x0 >= 0 for b in boxes)
+    assert all(a.y1 <= b.y0 or b.y1 <= a.y0 for a, b in zip(boxes, boxes[1:], strict=False))
 
 
 def test_an_adapter_named_by_the_env_var_scores_instead(tmp_path, monkeypatch) -> None:
@@ -177,7 +288,11 @@ def test_an_adapter_named_by_the_env_var_scores_instead(tmp_path, monkeypatch) -
     get_peft_model(model, LoraConfig(r=4, target_modules=LORA_TARGET_REGEX)).save_pretrained(folder)
     processor.save_pretrained(folder)
     dims = [CONTENT_PASS, *ARCHETYPE_DIMENSIONS]
-    EvaluatorInfo("archetype", dims, "tiny", "float32", tiny_seed=1).save(folder)
+    trained_on = {"dataset": "speech-drame", "split": "train", "n_train": 284,
+                  "labels_are_synthetic": True, "label_note": None}  # fmt: skip
+    EvaluatorInfo("archetype", dims, "tiny", "float32", tiny_seed=1, training_data=trained_on).save(
+        folder
+    )
     clip = tmp_path / "tone.wav"
     sf.write(clip, tone(1.0, seed=3), SR)
     monkeypatch.setenv(ADAPTER_ENV, str(folder))
@@ -186,9 +301,22 @@ def test_an_adapter_named_by_the_env_var_scores_instead(tmp_path, monkeypatch) -
         [Clip("c", tone(1.0, seed=3), {"question": QUESTION})]
     )[0]
     assert got.scorer == f"DRAME-Eval ({folder})"
+    card = scorer_card("archetype")
+    assert "trained on `speech-drame` (train split, 284 clips)" in card
+    assert "**synthetic proxy labels**" in card
     assert tuple(got.scores) == ARCHETYPE_DIMENSIONS
     for dim in ARCHETYPE_DIMENSIONS:
         assert got.scores[dim] == pytest.approx(direct.scores[dim].expected, abs=1e-4)
     assert got.content_pass == pytest.approx(direct.scores[CONTENT_PASS].expected, abs=1e-4)
     with pytest.raises(InputError, match="scores archetype, not realism"):
         score_clip(clip, "realism", "", PROFILE, "a scene", "calm")
+
+
+def test_space_card_states_the_privacy_and_audio_rules() -> None:
+    card = (Path(__file__).resolve().parents[1] / "space" / "README.md").read_text()
+    card = " ".join(card.split())  # line breaks do not matter
+    assert "Uploads and recordings are not stored" in card
+    assert f"deleted {TEMP_FILES[1] // 60} minutes after the upload" in card
+    assert f"checked every {TEMP_FILES[0] // 60} minutes" in card
+    assert f"at most {MAX_QUEUE} waiting requests" in card
+    assert "synthetic proxy labels" in card and "scaled by one gain into [-1, 1]" in card

@@ -97,6 +97,10 @@ def dnsmos(audio: Audio) -> QualityScores:
     x = samples_16k(audio, "DNSMOS")
     peak = float(np.max(np.abs(x)))
     if peak > 1.0:
-        raise AudioError(audio.source, f"DNSMOS needs samples within [-1, 1], peak is {peak:.3f}")
+        raise AudioError(
+            audio.source,
+            f"DNSMOS needs samples within [-1, 1], peak is {peak:.3f} "
+            "(audio read by speech_drame.audio.load_audio is scaled into range)",
+        )
     sig, bak, ovrl, p808 = score_windows(windows(x)).mean(axis=0)
     return QualityScores(float(sig), float(bak), float(ovrl), float(p808))

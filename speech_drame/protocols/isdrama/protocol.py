@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from speech_drame.atomic_io import write_json, write_text
 from speech_drame.audio import Audio, load_audio, probe_seconds, resample
 from speech_drame.protocols.isdrama.alignment import align_frames
 from speech_drame.protocols.isdrama.character_error_rate import character_error_rate
@@ -46,6 +46,7 @@ from speech_drame.protocols.isdrama.spatial import (
 from speech_drame.protocols.isdrama.spatial_embedder import SpatialEmbedder, cosine
 
 MAX_SENTENCE_SECONDS = 30.0
+DRAMA_MAX_SAMPLES = 2**28  # whole dramas are analysed at once: up to 46 min of 48 kHz binaural
 LENGTH_TOLERANCE = 0.1  # seconds
 
 Transcriber = Callable[[Audio], str]  # 16 kHz mono audio -> transcript
@@ -200,7 +201,7 @@ def score_sentences(
 
 
 def _binaural(path: Path) -> Audio:
-    audio = load_audio(path, sample_rate=ANALYSIS_SR, mono=False)
+    audio = load_audio(path, sample_rate=ANALYSIS_SR, mono=False, max_samples=DRAMA_MAX_SAMPLES)
     binaural_channels(audio.samples, str(path))
     return audio
 
@@ -268,12 +269,6 @@ def score_dramas(
     return result
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def _csv(rows: list[dict[str, Any]]) -> str:
     columns = list(dict.fromkeys(k for row in rows for k in row))
     buffer = io.StringIO()
@@ -289,9 +284,8 @@ def write_results(result: ProtocolResult, out_dir: str | os.PathLike) -> list[Pa
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     stem = out / f"isdrama_{result.protocol}"
+    write_json(stem.with_suffix(".json"), result.to_dict(), indent=2)
     files = {
-        stem.with_suffix(".json"): json.dumps(result.to_dict(), indent=2, ensure_ascii=False)
-        + "\n",
         stem.with_suffix(".csv"): _csv(result.rows),
         out / f"{stem.name}_means.csv": _csv(
             [
@@ -301,5 +295,5 @@ def write_results(result: ProtocolResult, out_dir: str | os.PathLike) -> list[Pa
         ),
     }
     for path, text in files.items():
-        _write_atomic(path, text)
-    return list(files)
+        write_text(path, text)
+    return [stem.with_suffix(".json"), *files]
