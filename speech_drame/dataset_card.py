@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import yaml
@@ -23,6 +25,24 @@ if TYPE_CHECKING:
 
 DEFAULT_CONFIG: Config = "realism"
 OFFICIAL_HUB_ID = "ftshijt/speech-drame-evalbench"
+SYNTHETIC_MARK = "synthetic proxy labels"  # what a card says when its labels are simulated
+
+
+def synthetic_label_note(dataset_dir: str | os.PathLike) -> str | None:
+    """The dataset card's note that its labels are simulated ("synthetic proxy labels"), or
+    ``None`` when the card does not say so (or there is no card)."""
+    card = Path(dataset_dir) / "README.md"
+    if not card.is_file():
+        return None
+    for line in card.read_text(encoding="utf-8").splitlines():
+        if SYNTHETIC_MARK in line.lower():
+            return line.lstrip("> ").removeprefix("**Source.**").strip()
+    return None
+
+
+def labels_are_synthetic(dataset_dir: str | os.PathLike) -> bool:
+    """True when the folder's dataset card says its labels are simulated (the demo corpus)."""
+    return synthetic_label_note(dataset_dir) is not None
 
 
 def _front_matter(

@@ -4,13 +4,16 @@ The output folder holds ``<config>/<split>-XXXXX-of-YYYYY.parquet`` shards with 
 embedded, a ``README.md`` dataset card whose YAML declares the ``archetype`` and ``realism``
 configs (realism the default) with their splits and features, and ``build_report.json``.
 
-The build streams shard by shard (memory does not grow with corpus size) into a temporary folder
-that replaces the previous output only when everything succeeded.
+The build streams shard by shard (memory does not grow with corpus size) into a staging folder
+beside the output that replaces the previous output only when everything succeeded
+(:func:`speech_drame.atomic_io.replace_dir`: a kill leaves the old or the new dataset). The
+output may not be, contain or lie inside the source, and an existing folder that is not an
+earlier build (no ``build_report.json``) is replaced only with ``overwrite``. Leftovers of
+killed builds beside the output are cleaned up (and reported) when the next build starts.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
@@ -20,8 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from . import atomic_io
 from .audio import AudioError, load_audio
 from .dataset_card import render_card
 from .dataset_features import dataset_features, record_row
@@ -30,10 +35,12 @@ from .schema import CONFIGS, SEMANTIC_MATCH, Config, RecordError, validate_recor
 
 SHARD_BYTES = 256 * 2**20  # audio bytes per parquet shard
 ROW_GROUP_BYTES = 32 * 2**20  # bounded memory while writing and reading
+REPORT_FILE = "build_report.json"
+OWNER_FILE = ".build-pid"  # in a staging folder while its build runs: the builder's process id
 
 
 class BuildError(RuntimeError):
-    """The release cannot be built (invalid records without ``skip_invalid``, nothing to build)."""
+    """The release cannot be built (nothing to build, an output folder that may not be replaced)."""
 
 
 @dataclass
@@ -47,10 +54,9 @@ class BuildReport:
     annotators: dict[str, dict[str, int]] = field(default_factory=dict)
     dropped: list[dict[str, str]] = field(default_factory=list)
     missing_audio: list[dict[str, str]] = field(default_factory=list)
-    seconds_elapsed: float = 0.0
+    cleanup: list[str] = field(default_factory=list)  # what killed earlier builds left
 
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=2, ensure_ascii=False)
+    seconds_elapsed: float = 0.0
 
 
 class _ShardWriter:
@@ -70,7 +76,7 @@ class _ShardWriter:
         self._pending += nbytes
         self._shard_bytes += nbytes
         if self._pending >= ROW_GROUP_BYTES:
-            self._flush()
+            self.flush()
 
     def _open_next(self) -> None:
         self.close()
@@ -79,13 +85,14 @@ class _ShardWriter:
         self._writer = pq.ParquetWriter(path, self.schema)
         self._shard_bytes = 0
 
-    def _flush(self) -> None:
+    def flush(self) -> None:
+        """Write the pending rows as a row group (the shard stays open)."""
         if self._rows and self._writer is not None:
             self._writer.write_table(pa.Table.from_pylist(self._rows, schema=self.schema))
         self._rows, self._pending = [], 0
 
     def close(self) -> None:
-        self._flush()
+        self.flush()
         if self._writer is not None:
             self._writer.close()
             self._writer = None
@@ -99,6 +106,17 @@ class _ShardWriter:
             path.rename(self.folder / name)
             names.append(name)
         return names
+
+
+def _written_counts(folder: Path, names: list[str]) -> tuple[int, float, int]:
+    """Rows (parquet metadata), hours (the ``duration_s`` column) and bytes of written shards."""
+    rows = seconds = size = 0
+    for name in names:
+        path = folder / name
+        rows += pq.read_metadata(path).num_rows
+        seconds += pc.sum(pq.read_table(path, columns=["duration_s"])[0]).as_py() or 0.0
+        size += path.stat().st_size
+    return rows, seconds / 3600, size
 
 
 def _scan(files: list[JsonlFile], skip_invalid: bool, report: BuildReport) -> dict[Config, set]:
@@ -131,8 +149,9 @@ def _scan(files: list[JsonlFile], skip_invalid: bool, report: BuildReport) -> di
 
 def _row_for(
     line: RawLine, source: Path, extra_dims: tuple[str, ...], report: BuildReport
-) -> tuple[dict, int, float] | None:
-    """Validate, resolve and check the audio of one line; None if it is dropped or missing."""
+) -> tuple[dict, int] | None:
+    """Validate, resolve and check the audio of one line (the row and its audio bytes); None
+    if its audio is missing."""
     record = validate_record(line.record, line.file.config, line.where)
     where = f"record {record.id!r} ({line.where})"
     for dim in extra_dims:  # e.g. semantic_match absent from this record but present in others
@@ -147,7 +166,77 @@ def _row_for(
     except AudioError as exc:
         raise RecordError(where, "wav_path", str(exc)) from None
     data = wav.read_bytes()
-    return record_row(record, data, wav.name, audio.original_seconds), len(data), audio.seconds
+    return record_row(record, data, wav.name, audio.original_seconds), len(data)
+
+
+def _owner(folder: Path) -> int | None:
+    """Process id of the build that owns a temporary folder (``None``: unknown)."""
+    if ".tmp-" in folder.name:  # the folders of earlier versions: .NAME.tmp-PID
+        text = folder.name.rpartition(".tmp-")[2]
+    else:
+        try:
+            text = (folder / OWNER_FILE).read_text(encoding="utf-8")
+        except OSError:
+            return None
+    return int(text) if text.strip().isdigit() else None
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by another user
+        return True
+    return True
+
+
+def recover_output(out: str | os.PathLike) -> list[str]:
+    """Undo what killed builds left beside ``out``; one message per action.
+
+    A previous dataset moved aside by an interrupted swap is restored (when ``out`` is
+    missing); older copies, and staging folders whose build process is gone, are removed.
+    """
+    out = Path(out).resolve()
+    olds = sorted(out.parent.glob(f".{out.name}.old-*"))
+    restored = olds[-1] if olds and not out.exists() else None
+    messages = [
+        f"removed stale copy {p} (left by a killed build)" for p in atomic_io.recover_dir(out)
+    ]
+    if restored is not None:
+        messages.insert(
+            0,
+            f"restored the previous dataset {out} from {restored} (a build was killed while swapping it in)",
+        )
+    leftovers = [*out.parent.glob(f".{out.name}.staging-*"), *out.parent.glob(f".{out.name}.tmp-*")]
+    for folder in sorted(leftovers):
+        pid = _owner(folder)
+        if pid is not None and _running(pid):
+            continue  # a build that is still running
+        shutil.rmtree(folder, ignore_errors=True)
+        messages.append(f"removed stale temporary folder {folder} (left by a killed build)")
+    return messages
+
+
+def check_output(source: Path, out: Path, overwrite: bool = False) -> None:
+    """Refuse an output folder that is, holds or lies inside the source, or that is an existing
+    folder other than an earlier build (unless ``overwrite``). Both paths must be resolved."""
+    if out == source:
+        raise BuildError(f"output folder {out} is the source folder; choose another output folder")
+    if out.is_relative_to(source):
+        raise BuildError(f"output folder {out} lies inside the source folder {source}")
+    if source.is_relative_to(out):
+        raise BuildError(
+            f"output folder {out} holds the source folder {source}: replacing it would delete "
+            "the source; choose another output folder"
+        )
+    if out.exists() and not out.is_dir():
+        raise BuildError(f"output {out} exists and is not a folder")
+    if not overwrite and out.is_dir() and not (out / REPORT_FILE).is_file() and any(out.iterdir()):
+        raise BuildError(
+            f"output folder {out} exists and is not an earlier build (no {REPORT_FILE}); "
+            "pass --overwrite (overwrite=True) to replace it"
+        )
 
 
 def build_dataset(
@@ -156,6 +245,7 @@ def build_dataset(
     *,
     split_map: dict[str, str] | None = None,
     skip_invalid: bool = False,
+    overwrite: bool = False,
     license_id: str = "other",
     source_note: str | None = None,
     progress: bool = True,
@@ -166,31 +256,41 @@ def build_dataset(
     :class:`~speech_drame.schema.RecordError` naming its id and field, or with ``skip_invalid``
     is dropped and listed in the report. A record whose audio file is absent is never filled:
     it is left out and listed under ``missing_audio``. The previous ``out`` survives any failure.
+
+    Raises:
+        BuildError: ``out`` is, holds or lies inside ``source``; ``out`` is an existing folder
+            that is not an earlier build (no ``build_report.json``) and ``overwrite`` is off;
+            or no record could be built.
     """
     from tqdm.auto import tqdm
 
     started = time.perf_counter()
     source, out = Path(source).resolve(), Path(out).resolve()
+    check_output(source, out, overwrite=True)  # the paths only: nothing is touched yet
     files = find_jsonl_files(source, split_map)
     report = BuildReport(source=str(source), output=str(out))
+    report.cleanup = recover_output(out)
+    check_output(source, out, overwrite)
     extras = _scan(files, skip_invalid, report)
     dropped_where = {d["where"] for d in report.dropped}
     total = sum(1 for f in files for _ in iter_lines(f)) - len(dropped_where)
 
-    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    staging = atomic_io.staging_dir(out)
+    (staging / OWNER_FILE).write_text(str(os.getpid()), encoding="utf-8")
     try:
-        shards: dict[Config, dict[str, list[str]]] = defaultdict(dict)
         features = {c: dataset_features(c, tuple(sorted(extras[c]))) for c in CONFIGS}
+        writers: dict[tuple[Config, str], _ShardWriter] = {}  # one per split, across files
         na_counts: Counter = Counter()
         annotators: dict[str, Counter] = defaultdict(Counter)
         bar = tqdm(total=total, desc="building dataset", unit="clip", disable=not progress)
         for file in files:
-            folder = tmp / file.config
+            folder = staging / file.config
             folder.mkdir(exist_ok=True)
-            writer = _ShardWriter(folder, file.split, features[file.config].arrow_schema)
-            rows = seconds = 0
+            key = (file.config, file.split)
+            if key not in writers:
+                schema = features[file.config].arrow_schema
+                writers[key] = _ShardWriter(folder, file.split, schema)
+            writer = writers[key]
             for line in iter_lines(file):
                 if line.where in dropped_where:
                     continue
@@ -204,26 +304,24 @@ def build_dataset(
                     continue
                 if built is None:
                     continue
-                row, nbytes, clip_seconds = built
+                row, nbytes = built
                 writer.add(row, nbytes)
-                rows += 1
-                seconds += clip_seconds
                 na_counts[file.config] += sum(
                     sum(mask) for mask in row.get("not_applicable", {}).values()
                 )
                 annotators[file.config][str(len(next(iter(row["annotations"].values()))))] += 1
-            names = writer.finalize()
-            if rows:
-                shards[file.config].setdefault(file.split, []).extend(names)
-                split_rows = report.rows.setdefault(file.config, {})
-                split_rows[file.split] = split_rows.get(file.split, 0) + rows
-                split_hours = report.hours.setdefault(file.config, {})
-                split_hours[file.split] = split_hours.get(file.split, 0.0) + seconds / 3600
-                split_bytes = report.parquet_bytes.setdefault(file.config, {})
-                split_bytes[file.split] = split_bytes.get(file.split, 0) + sum(
-                    (folder / name).stat().st_size for name in names
-                )
+            writer.flush()  # bounded memory; the split's next file continues its shard numbering
         bar.close()
+        shards: dict[Config, dict[str, list[str]]] = defaultdict(dict)
+        for (config, split), writer in writers.items():
+            names = writer.finalize()
+            if not names:
+                continue
+            shards[config][split] = names
+            rows, hours, size = _written_counts(staging / config, names)
+            report.rows.setdefault(config, {})[split] = rows
+            report.hours.setdefault(config, {})[split] = hours
+            report.parquet_bytes.setdefault(config, {})[split] = size
         if not shards:
             raise BuildError(f"{source}: no record could be built (see missing audio / dropped)")
         report.not_applicable_scores = dict(na_counts)
@@ -232,22 +330,14 @@ def build_dataset(
         card = render_card(
             report, {c: features[c] for c in shards}, shards, license_id, source_note
         )
-        (tmp / "README.md").write_text(card, encoding="utf-8")
-        (tmp / "build_report.json").write_text(report.to_json(), encoding="utf-8")
-        _replace_dir(tmp, out)
+        atomic_io.write_text(staging / "README.md", card)
+        atomic_io.write_json(staging / REPORT_FILE, asdict(report), indent=2)
+        (staging / OWNER_FILE).unlink()
+        atomic_io.replace_dir(staging, out)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(staging, ignore_errors=True)
         raise
     return report
-
-
-def _replace_dir(new: Path, target: Path) -> None:
-    """Move ``new`` into place at ``target``; the old target is removed only afterwards."""
-    old = target.parent / f".{target.name}.old-{os.getpid()}"
-    if target.exists():
-        target.rename(old)
-    new.rename(target)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def summarize(report: BuildReport | dict[str, Any]) -> str:

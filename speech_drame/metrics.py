@@ -26,7 +26,7 @@ import contextlib
 import math
 import numbers
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -187,6 +187,60 @@ def _check_dimensions(dimensions: Sequence[str] | str) -> tuple[str, ...]:
 def _bounds(dims: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     cp = np.array([d == CONTENT_PASS for d in dims])
     return np.where(cp, 0.0, SCORE_MIN), np.where(cp, 1.0, SCORE_MAX), cp
+
+
+def booleans_as_numbers(rows: Any) -> tuple[Any, frozenset[int]]:
+    """Per-sample rows with every boolean as ``1.0``/``0.0``, and the positions that held one.
+
+    For stores that hold numbers only (the ``evaluate`` module's Arrow columns). A row has one
+    entry per dimension: a value or a list of annotator values. Input that is not a list of
+    rows is returned unchanged. :func:`check_boolean_positions` then makes sure, once the
+    dimensions are known, that only Content Pass held booleans (votes or decisions), so the
+    conversion accepts nothing that :func:`alignment_table` would refuse.
+
+    >>> booleans_as_numbers([[True, 3], [[False, True], None]])
+    ([[1.0, 3], [[0.0, 1.0], None]], frozenset({0}))
+    """
+    if not _is_list(rows) or (isinstance(rows, np.ndarray) and rows.dtype.kind in "iuf"):
+        return rows, frozenset()
+    positions: set[int] = set()
+
+    def number(value: Any, j: int) -> Any:
+        if isinstance(value, bool | np.bool_):
+            positions.add(j)
+            return float(value)
+        return value
+
+    out = []
+    for row in rows:
+        if not _is_list(row):
+            out.append(row)
+            continue
+        out.append(
+            [
+                [number(v, j) for v in entry] if _is_list(entry) else number(entry, j)
+                for j, entry in enumerate(row)
+            ]
+        )
+    return out, frozenset(positions)
+
+
+def check_boolean_positions(
+    positions: frozenset[int], dimensions: Sequence[str], name: str
+) -> None:
+    """Raise if a position :func:`booleans_as_numbers` found booleans in is not Content Pass.
+
+    >>> check_boolean_positions(frozenset({1}), ["content_pass", "audio_quality"], "predictions")
+    Traceback (most recent call last):
+    ...
+    ValueError: predictions: booleans in dimension 'audio_quality'; only content_pass takes True/False
+    """
+    dims = _check_dimensions(dimensions)
+    wrong = [dims[j] for j in sorted(positions) if j < len(dims) and dims[j] != CONTENT_PASS]
+    if wrong:
+        raise ValueError(
+            f"{name}: booleans in dimension {wrong[0]!r}; only {CONTENT_PASS} takes True/False"
+        )
 
 
 # ----------------------------------------------------------------------------------------
@@ -1326,6 +1380,46 @@ def system_ranking_agreement(
     if undefined:
         out["note"] = undefined
     return out
+
+
+def check_human_scores(human: Mapping[str, Any], systems: Iterable[str]) -> None:
+    """Human system scores must name only ``systems`` (the ones a run scores) and be finite
+    numbers: checked before a run, so that a typo does not cost the run its report.
+
+    >>> check_human_scores({"a": 3.0, "x": 2.0}, ["a", "b"])
+    Traceback (most recent call last):
+    ...
+    ValueError: human scores for systems this run did not score: ['x']
+    """
+    unknown = sorted(set(human) - set(systems))
+    if unknown:
+        raise ValueError(f"human scores for systems this run did not score: {unknown}")
+    for name, value in human.items():
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+        ):
+            raise ValueError(f"human score of {name!r} is {value!r}, not a finite number")
+
+
+def human_ranking_agreement(
+    automatic: Mapping[str, float], human: Mapping[str, float]
+) -> dict[str, Any]:
+    """:func:`system_ranking_agreement` over the systems humans rated. A rated system whose
+    automatic score is undefined (nothing scored) makes the ranking undefined: NaN with a
+    ``note`` naming it, never an error that would lose a run's report.
+
+    Raises:
+        ValueError: ``human`` names a system without an automatic score entry, or a value
+            that is not a finite number.
+    """
+    check_human_scores(human, automatic)
+    undefined = sorted(k for k in human if not math.isfinite(automatic[k]))
+    if undefined:
+        return {"spearman": math.nan, "kendall": math.nan, "n_systems": len(human),
+                "note": f"undefined: no automatic score for {', '.join(undefined)}"}  # fmt: skip
+    return system_ranking_agreement({k: automatic[k] for k in human}, dict(human))
 
 
 def cohen_kappa(

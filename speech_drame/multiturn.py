@@ -14,8 +14,12 @@ Scenario files are JSONL, one dialogue per line::
     {"dialogue_id": "d1", "profile": "...", "scene": "...", "traits": "...",
      "turns": [{"turn": 0, "scenario_id": "d1-t0", "prompt": "..."}, ...]}
 
-``profile`` and ``scene`` are shared by every turn; ``traits`` and each turn's ``prompt`` are
-optional; turn indices run 0..T-1 (any order in the file); other keys are kept in ``extra``.
+``profile``, ``scene`` and ``traits`` (the character style, the release's ``char_style``) are
+shared by every turn and required: the realism evaluator rates trait embodiment against the
+traits, and nothing stands in for them. Each turn's ``prompt`` is optional; ``scenario_id``
+names the turn's response file, so it must be a plain file name
+(:func:`speech_drame.paths.safe_name`); turn indices run 0..T-1 (any order in the file);
+other keys are kept in ``extra``.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from speech_drame.jsonl import read_objects
+from speech_drame.paths import safe_name
 
 Aggregation = Literal["mean", "recency", "min"]
 AGGREGATIONS: tuple[Aggregation, ...] = ("mean", "recency", "min")
@@ -120,7 +125,7 @@ class Dialogue:
     profile: str
     scene: str
     turns: tuple[Turn, ...]
-    traits: str = ""
+    traits: str
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -142,7 +147,7 @@ def parse_dialogue(obj: Any, where: str = "dialogue") -> Dialogue:
     did = _text(obj, "dialogue_id", where)
     where = f"{where} (dialogue {did!r})"
     profile, scene = _text(obj, "profile", where), _text(obj, "scene", where)
-    traits = _text(obj, "traits", where, required=False)
+    traits = _text(obj, "traits", where)
     raw_turns = obj.get("turns")
     if not isinstance(raw_turns, list) or not raw_turns:
         raise ValueError(f"{where}: field 'turns' must be a non-empty list")
@@ -155,14 +160,12 @@ def parse_dialogue(obj: Any, where: str = "dialogue") -> Dialogue:
         if isinstance(index, bool) or not isinstance(index, int) or index < 0:
             raise ValueError(f"{at}: field 'turn' must be an integer >= 0, got {index!r}")
         extra = {k: v for k, v in raw.items() if k not in ("turn", "scenario_id", "prompt")}
-        turns.append(
-            Turn(
-                index,
-                _text(raw, "scenario_id", at),
-                _text(raw, "prompt", at, required=False),
-                extra,
-            )
-        )
+        scenario_id = _text(raw, "scenario_id", at)
+        try:
+            safe_name(scenario_id, "scenario id")
+        except ValueError as exc:
+            raise ValueError(f"{at}: field 'scenario_id': {exc}") from None
+        turns.append(Turn(index, scenario_id, _text(raw, "prompt", at, required=False), extra))
     turns.sort(key=lambda t: t.index)
     indices = [t.index for t in turns]
     if indices != list(range(len(turns))):

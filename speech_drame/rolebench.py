@@ -9,7 +9,8 @@ response audio whose file names are scenario ids.
 Every scored (system, scenario, scorer id, audio sha256) is one row of an append-only results
 file (:mod:`speech_drame.results_log`): a rerun skips done work, a killed run resumes without
 duplicate or lost rows, and shards (``rank`` of ``world_size`` processes) write their own files,
-which the main process merges. Missing files are listed at report time; unreadable audio,
+which one process merges: rank 0 after a barrier under ``accelerate``/``torchrun``, otherwise
+the last shard to finish (:func:`finish_shard`). Missing files are listed at report time; unreadable audio,
 failed feature extraction and scorer failures are stored as error rows with their reason.
 :mod:`speech_drame.rolebench_report` turns the rows into the leaderboard.
 """
@@ -24,14 +25,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from speech_drame.atomic_io import write_json
 from speech_drame.commands.score import AUDIO_SUFFIXES
 from speech_drame.jsonl import read_objects
+from speech_drame.paths import id_path, safe_name
 from speech_drame.results_log import ResultsLog, read_rows, row_key, unique_rows
 from speech_drame.schema import Config, check_config
 
 KEY_FIELDS = ("system", "scenario", "scorer", "sha256")
 RESULTS_FILE = "results.jsonl"
 SHARD_GLOB = "results.rank*.jsonl"
+DONE_GLOB = "shard.rank*.done"  # markers of finished shards (see finish_shard)
 # scenario-file column -> scorer context name (official realism names first, short names too)
 REALISM_COLUMNS = {"profile": ("char_profile", "profile"), "scene": ("local_scene", "scene"),
                    "traits": ("char_style", "traits")}  # fmt: skip
@@ -77,6 +81,10 @@ def scenario_from_row(obj: Mapping[str, Any], mode: Config, where: str) -> Scena
     sid = obj.get("id")
     if not isinstance(sid, (str, int)) or isinstance(sid, bool) or not str(sid).strip():
         raise ValueError(f"{where}: field 'id' must be a non-empty string, got {sid!r}")
+    try:
+        safe_name(str(sid), "scenario id")  # it names the response files
+    except ValueError as exc:
+        raise ValueError(f"{where}: field 'id': {exc}") from None
     if mode == "archetype":
         question = obj.get("question")
         if not isinstance(question, str) or not question.strip():
@@ -110,7 +118,7 @@ def load_scenario_file(path: str | os.PathLike, mode: Config | None = None) -> S
             Scenario(
                 t.scenario_id,
                 "realism",
-                {"profile": d.profile, "scene": d.scene, "traits": d.traits or d.profile},
+                {"profile": d.profile, "scene": d.scene, "traits": d.traits},
                 d.dialogue_id,
                 t.index,
             )
@@ -143,9 +151,13 @@ def load_dataset_scenarios(folder: str | os.PathLike, config: Config, split: str
 
 
 def find_response(folder: Path, scenario_id: str) -> Path | None:
-    """``<folder>/<scenario id><suffix>`` for the first audio suffix that exists."""
+    """``<folder>/<scenario id><suffix>`` for the first audio suffix that exists.
+
+    Raises:
+        ValueError: the id is not a plain file name (:func:`speech_drame.paths.safe_name`).
+    """
     for suffix in AUDIO_SUFFIXES:
-        path = folder / f"{scenario_id}{suffix}"
+        path = id_path(folder, scenario_id, suffix, "scenario id")
         if path.is_file():
             return path
     return None
@@ -215,7 +227,8 @@ def read_results(out: str | os.PathLike) -> list[dict[str, Any]]:
 
 
 def merge_shards(out: str | os.PathLike) -> int:
-    """Append the shard files' new rows to ``results.jsonl``, then remove the shard files.
+    """Append the shard files' new rows to ``results.jsonl``, then remove the shard files and
+    the finished-shard markers (:func:`finish_shard`).
 
     Safe to interrupt: a shard file is removed only after its rows are in the main file, and
     reruns drop rows already there. Returns the number of rows appended.
@@ -234,7 +247,44 @@ def merge_shards(out: str | os.PathLike) -> int:
                     added += 1
     for path in shards:
         path.unlink()
+    for path in out.glob(DONE_GLOB):
+        path.unlink()
     return added
+
+
+def plan_digest(plan: Plan, scorer_id: str) -> str:
+    """A fingerprint of the work (items, response hashes) and the scorer of a sharded run."""
+    h = hashlib.sha256(scorer_id.encode())
+    for it in plan.items:
+        h.update(f"\n{it.system}\0{it.scenario.id}\0{it.sha256}".encode())
+    return h.hexdigest()[:16]
+
+
+def finish_shard(out: str | os.PathLike, rank: int, world_size: int, digest: str) -> bool:
+    """Record that shard ``rank`` of ``world_size`` is done; True for the last one to finish.
+
+    Under an exclusive lock on ``OUT/.shards.lock``, the shard writes ``shard.rank<r>.done``
+    (its world size and :func:`plan_digest`) and counts the markers of the same run, so exactly
+    one shard sees them all: that one merges (:func:`merge_shards` removes the markers). A shard
+    rerun after a crash counts again, and markers of another plan or world size do not count.
+    """
+    import fcntl
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    me = {"rank": rank, "world_size": world_size, "plan": digest}
+    with open(out / ".shards.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        write_json(out / f"shard.rank{rank}.done", me)
+        finished = set()
+        for path in out.glob(DONE_GLOB):
+            try:
+                marker = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue  # unreadable: not a finished shard of this run
+            if marker.get("world_size") == world_size and marker.get("plan") == digest:
+                finished.add(marker.get("rank"))
+        return finished == set(range(world_size))
 
 
 # --- scoring -----------------------------------------------------------------------------------
@@ -271,17 +321,23 @@ def score_items(
     workers: int = 1,
     cache: Any = "default",
     chunk: int | None = None,
+    progress: bool = False,
 ) -> int:
     """Score ``items`` with a LiteScorer in chunks, appending one row per item to ``log``.
 
     Features of a chunk are extracted by ``workers`` threads; a clip that cannot be read or
-    analysed, or that the scorer fails on, gets an error row naming the reason. Returns the
-    number of rows written.
+    analysed, or that the scorer fails on, gets an error row naming the reason. A scored row
+    carries ``audio``, what reading the clip measured and did (the 30 s cut, its peak and the
+    gain that fitted it into [-1, 1]; :class:`speech_drame.audio.AudioFacts`). ``progress``
+    shows a tqdm bar over the items on stderr. Returns the number of rows written.
     """
+    from tqdm.auto import tqdm
+
     from speech_drame.features.blueprint import extract_blueprints
 
     size = chunk or 2 * workers
     written = 0
+    bar = tqdm(total=len(items), unit="clip", desc="scoring", disable=not progress)
     for start in range(0, len(items), size):
         part = items[start : start + size]
         batch = extract_blueprints(
@@ -308,9 +364,12 @@ def score_items(
                         scores=result.scores,
                         content_pass=result.content_pass,
                         transcript=result.transcript,
+                        audio=bp.audio.to_dict() if bp.audio is not None else None,
                     )
             log.append(row)
             written += 1
+            bar.update()
+    bar.close()
     return written
 
 
@@ -338,11 +397,13 @@ def run_shard(
     workers: int = 1,
     cache: Any = "default",
     chunk: int | None = None,
+    progress: bool = False,
 ) -> RunSummary:
-    """Score this process's shard of ``plan`` into its results file, skipping done rows."""
+    """Score this process's shard of ``plan`` into its results file, skipping done rows
+    (``progress``: a tqdm bar over the items to score)."""
     mine = shard(plan.items, rank, world_size)
     todo = pending(mine, read_results(out), scorer_id)
     with ResultsLog(results_path(out, rank, world_size)) as log:
         written = score_items(todo, scorer, scorer_id, log, workers=workers, cache=cache,
-                              chunk=chunk)  # fmt: skip
+                              chunk=chunk, progress=progress)  # fmt: skip
     return RunSummary(written, len(mine) - len(todo), len(mine))

@@ -6,14 +6,14 @@ reasons), the Content Pass rate (archetype: share of clips whose pass probabilit
 their average, each with a percentile bootstrap interval over units drawn by
 :func:`speech_drame.metrics.resample_counts`. Multi-turn sets score dialogues: per-turn scores
 are aggregated by :func:`speech_drame.multiturn.aggregate_turns`; a dialogue with a missing or
-failed turn is listed, not scored. Written as Markdown, CSV, JSON and two PNG plots.
+failed turn is listed, not scored. Written as Markdown, CSV, JSON and two PNG plots; the JSON
+is strict (an undefined statistic is ``null`` with a ``note`` beside it saying why).
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from speech_drame.atomic_io import write_json, write_text
 from speech_drame.rolebench import Plan, ScenarioSet
 from speech_drame.schema import CONTENT_PASS, RUBRIC_NAMES, dimensions
 
@@ -36,9 +37,11 @@ def _interval(values: np.ndarray, counts: list[np.ndarray], confidence: float) -
 
 def _stat(values: np.ndarray, counts: list[np.ndarray] | None, confidence: float) -> dict:
     if not len(values):
-        return {"mean": math.nan, "ci": [math.nan, math.nan]}
-    ci = _interval(values, counts, confidence) if counts else [math.nan, math.nan]
-    return {"mean": float(values.mean()), "ci": ci}
+        return {"mean": math.nan, "ci": [math.nan, math.nan], "note": "no scored unit"}
+    if not counts:
+        return {"mean": float(values.mean()), "ci": [math.nan, math.nan],
+                "note": "no bootstrap interval (0 resamples)"}  # fmt: skip
+    return {"mean": float(values.mean()), "ci": _interval(values, counts, confidence)}
 
 
 def system_table(
@@ -122,14 +125,11 @@ def ranking(table: Mapping[str, Mapping[str, Any]]) -> list[str]:
 def human_agreement(
     table: Mapping[str, Mapping[str, Any]], human: Mapping[str, float]
 ) -> dict[str, Any]:
-    """System-ranking Spearman (and Kendall) of the averages against human system scores."""
-    from speech_drame.metrics import system_ranking_agreement
+    """System-ranking Spearman (and Kendall) of the averages against human system scores
+    (:func:`speech_drame.metrics.human_ranking_agreement`)."""
+    from speech_drame.metrics import human_ranking_agreement
 
-    unknown = sorted(set(human) - set(table))
-    if unknown:
-        raise ValueError(f"human scores name systems that were not benchmarked: {unknown}")
-    auto = {s: table[s]["average"]["mean"] for s in human}
-    return system_ranking_agreement(auto, human)
+    return human_ranking_agreement({s: e["average"]["mean"] for s, e in table.items()}, human)
 
 
 def _cell(stat: Mapping[str, Any], percent: bool = False) -> str:
@@ -179,9 +179,14 @@ def to_markdown(table: Mapping[str, Mapping[str, Any]], agreement: Mapping | Non
             notes.append(f"- {system}: dialogue {d} incomplete (a turn is missing or failed)")
     if notes:
         lines += ["", "Not scored:", *notes]
-    if agreement is not None:
+    if agreement is not None and math.isfinite(agreement["spearman"]):
         lines += ["", f"System-ranking Spearman vs human scores: {agreement['spearman']:.3f} "
                       f"(Kendall {agreement['kendall']:.3f}, {agreement['n_systems']} systems)"]  # fmt: skip
+    elif agreement is not None:
+        lines += [
+            "",
+            f"System-ranking Spearman vs human scores: {agreement.get('note', 'undefined')}",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -262,7 +267,8 @@ def write_reports(
     meta: Mapping[str, Any] | None = None,
     plots: bool = True,
 ) -> dict[str, Path]:
-    """``leaderboard.md``, ``.csv``, ``.json`` and (``plots``) ``bars.png``/``radar.png``."""
+    """``leaderboard.md``, ``.csv``, ``.json`` (strict: NaN -> null) and (``plots``)
+    ``bars.png``/``radar.png``, each written atomically."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {
@@ -273,15 +279,9 @@ def write_reports(
     doc = {**(meta or {}), "ranking": ranking(table), "systems": table}
     if agreement is not None:
         doc["human_agreement"] = agreement
-    texts = {
-        "markdown": to_markdown(table, agreement),
-        "csv": to_csv(table),
-        "json": json.dumps(doc, indent=1, allow_nan=True) + "\n",
-    }
-    for name, text in texts.items():
-        tmp = paths[name].with_suffix(paths[name].suffix + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, paths[name])
+    write_text(paths["markdown"], to_markdown(table, agreement))
+    write_text(paths["csv"], to_csv(table))
+    write_json(paths["json"], doc)
     if plots:
         paths["bars"], paths["radar"] = plot(table, out)
     return paths

@@ -1,5 +1,9 @@
 import json
 import os
+import signal
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -257,3 +261,176 @@ def test_demo_dataset_loads_from_repo_root(demo_dataset_dir, monkeypatch):
     for ds in (realism["test_real"], archetype["test"]):
         samples, sr = decode(ds[0]["audio"])
         assert sr == 16_000 and samples.shape[0] == 1 and samples.shape[1] > 0
+
+
+# --- where a build may write ---------------------------------------------------------------
+
+
+def _snapshot(folder) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_out_that_is_holds_or_lies_inside_the_source_is_refused(tmp_path):
+    src = write_release(tmp_path / "rel", {"realism_data/test.jsonl": [realism_record("r1")]})
+    before = _snapshot(src)
+    for out, message in (
+        (src, "is the source folder"),
+        (src / "built", "inside the source folder"),
+        (tmp_path, "holds the source folder"),
+    ):
+        with pytest.raises(hub_dataset.BuildError, match=message):
+            build_dataset(src, out, progress=False)
+        assert _snapshot(src) == before
+    assert sorted(os.listdir(tmp_path)) == ["rel"]
+
+
+def test_cli_refuses_out_dot_above_the_source_with_one_line(tmp_path, monkeypatch, capsys):
+    from speech_drame.cli import main
+
+    src = write_release(tmp_path / "rel", {"realism_data/test.jsonl": [realism_record("r1")]})
+    before = _snapshot(src)
+    monkeypatch.chdir(tmp_path)
+    assert main(["build", "--source", "rel", "--out", ".", "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "holds the source" in err
+    assert _snapshot(src) == before
+
+
+def test_a_folder_that_is_not_an_earlier_build_is_replaced_only_with_overwrite(tmp_path, capsys):
+    from speech_drame.cli import main
+
+    src = write_release(tmp_path / "rel", {"realism_data/test.jsonl": [realism_record("r1")]})
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("my notes")
+    with pytest.raises(hub_dataset.BuildError, match=r"not an earlier build.*--overwrite"):
+        build_dataset(src, out, progress=False)
+    assert main(["build", "--source", str(src), "--out", str(out), "--quiet"]) == 1
+    assert "--overwrite" in capsys.readouterr().err
+    assert (out / "notes.txt").read_text() == "my notes"
+    assert main(["build", "--source", str(src), "--out", str(out), "--quiet", "--overwrite"]) == 0
+    assert not (out / "notes.txt").exists() and (out / "build_report.json").is_file()
+    build_dataset(src, out, progress=False)  # an earlier build is replaced without asking
+    (tmp_path / "empty").mkdir()
+    build_dataset(src, tmp_path / "empty", progress=False)  # so is an empty folder
+    assert [r["id"] for r in load_dataset(str(tmp_path / "empty"), "realism")["test"]] == ["r1"]
+
+
+def test_stale_temporary_folders_of_killed_builds_are_removed_and_reported(tmp_path, capsys):
+    from speech_drame.cli import main
+
+    src = write_release(tmp_path / "rel", {"realism_data/test.jsonl": [realism_record("r1")]})
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    stale = [tmp_path / f".out.tmp-{dead.stdout.strip()}", tmp_path / ".out.staging-k1ll3d"]
+    for folder in stale:
+        (folder / "realism").mkdir(parents=True)
+        (folder / "realism" / "test-00000.parquet.part").write_bytes(b"PAR1 half")
+    live = tmp_path / f".out.tmp-{os.getppid()}"  # a running process: not touched
+    live.mkdir()
+    report = build_dataset(src, tmp_path / "out", progress=False)
+    assert sorted(report.cleanup) == sorted(
+        f"removed stale temporary folder {p} (left by a killed build)" for p in stale
+    )
+    assert (
+        json.loads((tmp_path / "out" / "build_report.json").read_text())["cleanup"]
+        == report.cleanup
+    )
+    assert sorted(os.listdir(tmp_path)) == sorted(["out", "rel", live.name])
+    live.rmdir()
+    (tmp_path / ".out.staging-again").mkdir()
+    assert main(["build", "--source", str(src), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    assert "removed stale temporary folder" in capsys.readouterr().out
+
+
+KILL_POINTS = {
+    # staged dataset complete, swap not begun: the old dataset stays
+    "before the swap": "hub_dataset.render_card = die",
+    # the two-rename fallback, killed with the old folder moved aside: the next run restores it
+    "between the renames": textwrap.dedent(
+        """
+        atomic_io._exchange = lambda a, b: False
+        rename = Path.rename
+        def rename_then_die(self, target):
+            rename(self, target)
+            if Path(target).name.startswith(".out.old-"):
+                die()
+        Path.rename = rename_then_die
+        """
+    ),
+    # the atomic exchange done, the old copy not yet removed: the new dataset is in place
+    "after the exchange": textwrap.dedent(
+        """
+        exchange = atomic_io._exchange
+        def exchange_then_die(a, b):
+            if exchange(a, b):
+                die()
+            return False
+        atomic_io._exchange = exchange_then_die
+        """
+    ),
+}
+
+
+@pytest.mark.parametrize("point", sorted(KILL_POINTS))
+def test_a_build_killed_during_the_swap_leaves_a_complete_dataset(tmp_path, point):
+    src = write_release(tmp_path / "rel", {"realism_data/test.jsonl": [realism_record("r1")]})
+    out = tmp_path / "out"
+    build_dataset(src, out, progress=False)
+    write_release(src, {"realism_data/test.jsonl": [realism_record("r1"), realism_record("r2")]})
+    child = textwrap.dedent(
+        """
+        import os, signal
+        from pathlib import Path
+        from speech_drame import atomic_io, hub_dataset
+
+        def die(*args, **kwargs):
+            os.kill(os.getpid(), signal.SIGKILL)
+        """
+    )
+    child += KILL_POINTS[point]
+    child += f"\nhub_dataset.build_dataset({str(src)!r}, {str(out)!r}, progress=False)\n"
+    proc = subprocess.run([sys.executable, "-c", child], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    messages = hub_dataset.recover_output(out)
+    ids = [r["id"] for r in load_dataset(str(out), "realism", split="test")]
+    assert ids == (["r1", "r2"] if point == "after the exchange" else ["r1"])
+    assert messages and all(str(tmp_path) in m for m in messages)
+    assert sorted(os.listdir(tmp_path)) == ["out", "rel"]
+
+
+# --- shards and counts ----------------------------------------------------------------------
+
+
+def test_files_mapped_to_one_split_keep_all_their_rows(tmp_path, monkeypatch):
+    """The README's --split-map dev.jsonl=test example: test.jsonl and dev.jsonl feed one split."""
+    import yaml
+
+    src = write_release(
+        tmp_path / "rel",
+        {
+            "archetype_data/test.jsonl": [archetype_record(f"t{i}") for i in range(3)],
+            "archetype_data/dev.jsonl": [archetype_record(f"d{i}") for i in range(2)],
+        },
+    )
+    report = build_dataset(src, tmp_path / "out", split_map={"dev": "test"}, progress=False)
+    ds = load_dataset(str(tmp_path / "out"), "archetype", split="test")
+    assert sorted(ds["id"]) == ["d0", "d1", "t0", "t1", "t2"]
+    card = (tmp_path / "out" / "README.md").read_text()
+    front = yaml.safe_load(card.split("---\n")[1])
+    (info,) = front["dataset_info"]
+    (split,) = info["splits"]
+    assert split["name"] == "test" and split["num_examples"] == ds.num_rows
+    assert report.rows == {"archetype": {"test": ds.num_rows}}
+    saved = json.loads((tmp_path / "out" / "build_report.json").read_text())
+    assert saved["rows"] == report.rows
+    assert saved["hours"]["archetype"]["test"] == pytest.approx(sum(ds["duration_s"]) / 3600)
+    assert "| archetype | test | 5 |" in card
+
+    clip_bytes = (src / "archetype_data" / "t0.wav").stat().st_size
+    monkeypatch.setattr(hub_dataset, "SHARD_BYTES", 2 * clip_bytes)  # shards of two clips
+    build_dataset(src, tmp_path / "out2", split_map={"dev": "test"}, progress=False)
+    shards = sorted(p.name for p in (tmp_path / "out2" / "archetype").iterdir())
+    assert shards == [f"test-{i:05d}-of-00003.parquet" for i in range(3)]  # numbered across files
+    ds2 = load_dataset(str(tmp_path / "out2"), "archetype", split="test")
+    assert sorted(ds2["id"]) == sorted(ds["id"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 
@@ -246,6 +247,30 @@ def test_pitch_glide_has_a_wider_range_than_a_steady_tone() -> None:
     assert glide.f0_slope_st > steady.f0_slope_st
 
 
+def test_f0_slope_is_the_mean_step_between_consecutive_voiced_frames() -> None:
+    glide = _tone(np.linspace(150.0, 300.0, 2 * SR))
+    f0 = prosody.f0_contour(glide.samples)
+    both = (f0[1:] > 0) & (f0[:-1] > 0)
+    steps = np.abs(12 * np.log2(f0[1:][both] / f0[:-1][both]))
+    out = prosody.prosody(glide)
+    assert out.f0_slope_pairs == int(both.sum()) > 100
+    assert out.f0_slope_st == pytest.approx(steps.mean())
+
+
+def test_f0_slope_without_voiced_neighbours_is_undefined_not_zero(monkeypatch) -> None:
+    """A pitch track whose voiced frames are all isolated (every other frame) has no
+    frame-to-frame step: the slope is NaN with its pair count 0, never 0.0."""
+    tone = _tone(200.0)
+    real = prosody.f0_contour(tone.samples)
+    isolated = real.copy()
+    isolated[1::2] = 0.0
+    monkeypatch.setattr(prosody, "f0_contour", lambda samples: isolated)
+    out = prosody.prosody(tone)
+    assert math.isnan(out.f0_slope_st) and out.f0_slope_pairs == 0
+    assert out.f0_median_hz == pytest.approx(200.0, rel=0.02)  # the rest is still described
+    assert prosody.VERSION != "pyworld-dio-2"  # cached records of the old 0.0 are not served
+
+
 def test_energy_dynamics_follow_loudness_changes() -> None:
     base = _tone(180.0, seconds=3.0).samples
     flat = prosody.prosody(load_audio((base, SR)))
@@ -356,3 +381,42 @@ def test_batch_reports_bad_clips_and_still_extracts_the_rest(
     assert "empty.wav" in result.errors[1] and "0 bytes" in result.errors[1]
     assert result.errors[2].startswith("<array>: ")
     assert result.blueprints[0] == extract_blueprint(good[0], cache=tmp_path / "c")
+
+
+def test_users_of_an_undefined_f0_slope_say_so(librivox: dict[str, Audio], tmp_path: Path) -> None:
+    """The TRACE descriptors, the LiteScorer and the paraling rule scorer on a clip whose F0
+    slope is undefined: no 0.0 stands in for it anywhere."""
+    from dataclasses import replace
+
+    from speech_drame.protocols.paraling.queries import build_query
+    from speech_drame.protocols.paraling.rule_scorer import rule_aspect_scores
+    from speech_drame.protocols.trace.blueprint import render_text, trace_blueprint
+    from speech_drame.scorers.lite import check_blueprint, feature_matrix
+
+    audio = list(librivox.values())[-1]
+    ctx = {"question": "Describe how a man might become amiable."}
+    bp = extract_blueprint(audio, ctx, cache=tmp_path)
+    undefined = replace(bp, prosody=replace(bp.prosody, f0_slope_st=math.nan, f0_slope_pairs=0))
+    assert Blueprint.from_json(undefined.to_json()).prosody.f0_slope_pairs == 0
+
+    record = trace_blueprint(undefined)["paralinguistics"]
+    assert record["f0_jitter_st"] is None and "consecutive voiced" in record["f0_jitter_note"]
+    assert "F0 jitter n/a (no two consecutive voiced frames" in render_text(
+        trace_blueprint(undefined)
+    )
+    assert trace_blueprint(bp)["paralinguistics"]["f0_jitter_st"] == round(
+        bp.prosody.f0_slope_st, 3
+    )
+
+    with pytest.raises(ValueError, match=r"feature prosody\.f0_slope_st is undefined \(no two"):
+        check_blueprint(undefined, "archetype")
+    with pytest.raises(ValueError, match=r"prosody\.f0_slope_st is undefined"):
+        feature_matrix([bp, undefined], "archetype")
+    assert np.isfinite(feature_matrix([bp], "archetype")).all()
+
+    query = build_query({"id": "q", "task": "paralanguage_control", "subtask": "common",
+                         "sentence": "A man might become amiable.",
+                         "dimensions": {"emotion": "happy"}})  # fmt: skip
+    ratings = rule_aspect_scores(query, undefined)  # the rules never read the slope
+    assert ratings == rule_aspect_scores(query, bp)
+    assert all(math.isfinite(v) for v in ratings.values())

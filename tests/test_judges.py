@@ -10,12 +10,12 @@ import math
 import re
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
 import soundfile as sf
 from conftest import archetype_record, realism_record, tone, write_release
+from judge_server import Handler, JudgeServer, chat_body, reply, running
 
 from speech_drame.commands import judge as judge_command
 from speech_drame.hub_dataset import build_dataset
@@ -33,79 +33,10 @@ QUESTION = "You are a lighthouse keeper. A ship is heading for the rocks at nigh
 GOOD = {"content_pass": True, "audio_quality": 4, "human_likeness": 3, "appropriateness": 5}
 
 
-def chat_body(content, refusal=None, logprobs=None) -> dict:
-    message = {"role": "assistant", "content": content, "refusal": refusal}
-    choice = {"index": 0, "message": message, "finish_reason": "stop"}
-    if logprobs is not None:
-        choice["logprobs"] = {"content": logprobs}
-    return {"id": "x", "object": "chat.completion", "choices": [choice]}
-
-
-def reply(body, status=200, headers=None, delay=0.0):
-    return status, headers or {}, body, delay
-
-
-class JudgeServer(ThreadingHTTPServer):
-    """A small OpenAI-compatible server: ``routes[model](payload, n)`` answers the n-th request."""
-
-    daemon_threads = True
-
-    def __init__(self):
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.routes: dict = {}
-        self.requests: list[dict] = []
-        self.headers_seen: list[dict] = []
-        self.counts: dict[str, int] = {}
-        self.lock = threading.Lock()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/v1"
-
-    def count(self, model: str | None = None) -> int:
-        return len(self.requests) if model is None else self.counts.get(model, 0)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    def log_message(self, *args):  # keep pytest output clean
-        pass
-
-    def do_POST(self):
-        server: JudgeServer = self.server  # type: ignore[assignment]
-        payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        if self.path != "/v1/chat/completions":
-            status, headers, body, delay = reply({"error": "not found"}, 404)
-        else:
-            with server.lock:
-                model = payload["model"]
-                n = server.counts.get(model, 0)
-                server.counts[model] = n + 1
-                server.requests.append(payload)
-                server.headers_seen.append(dict(self.headers))
-            status, headers, body, delay = server.routes[model](payload, n)
-        time.sleep(delay)
-        data = body if isinstance(body, bytes) else json.dumps(body).encode()
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for key, value in headers.items():
-                self.send_header(key, value)
-            self.end_headers()
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
-            pass
-
-
 @pytest.fixture
 def server():
-    srv = JudgeServer()
-    thread = threading.Thread(target=srv.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
-    thread.join(timeout=5)
+    with running() as srv:
+        yield srv
 
 
 @pytest.fixture(scope="module")
@@ -512,3 +443,172 @@ def test_cli_judge_prints_scores_and_fails_on_failures(server, clip, tmp_path, c
     assert "failures: 2 of 2 requests; 2 of 2 clips without a full score" in table
     assert "run 0: not valid JSON" in table and "missing.wav: file not found" in table
     assert server.count() == 6
+
+
+# --- the response cache keeps only usable answers and survives corrupt entries ------------
+
+
+def test_a_corrupt_cache_entry_is_skipped_counted_and_asked_again(server, clip, tmp_path):
+    server.routes["good"] = lambda p, n: reply(chat_body(json.dumps(GOOD)))
+    cache = tmp_path / "cache"
+    ChatJudge(client_for(server, "good", cache_dir=cache), "archetype", runs=3).judge(
+        clip, question=QUESTION
+    )
+    entries = sorted(cache.rglob("*.json"))
+    assert len(entries) == 3 and server.count() == 3
+    entries[0].write_text('{"choices": [{"message": {"content": "{\\"audio_q')  # torn by a crash
+    entries[1].write_bytes(b"\xff\xfe not text")
+    client = client_for(server, "good", cache_dir=cache)
+    result = ChatJudge(client, "archetype", runs=3).judge(clip, question=QUESTION)
+    assert result.ok and result.n_failures == 0
+    assert server.count() == 5  # the two corrupt entries were asked again, the third was read
+    assert client.stats.corrupt_cache_entries == 2 and client.stats.cache_hits == 1
+    again = client_for(server, "good", cache_dir=cache)  # the fresh answers replaced them
+    ChatJudge(again, "archetype", runs=3).judge(clip, question=QUESTION)
+    assert server.count() == 5 and again.stats.corrupt_cache_entries == 0
+
+
+@pytest.mark.parametrize("mode", ["json", "logprobs"])
+def test_unusable_answers_are_not_cached(server, clip, tmp_path, mode):
+    good = [{"token": "4", "logprob": -0.1, "top_logprobs": [{"token": "4", "logprob": -0.1}]}]
+    usable = chat_body(json.dumps(GOOD), logprobs=good)
+    unusable = {  # per mode: a 200 answer that cannot be used, then a usable one
+        "json": [chat_body('{"content_pass": true, "audio_quality": 9}'), usable],
+        "logprobs": [chat_body("four", logprobs=[{"token": "four", "logprob": -0.1}]), usable],
+    }[mode]
+    server.routes["flaky"] = lambda p, n: reply(unusable[0] if n == 0 else usable)
+    cache = tmp_path / "cache"
+
+    def judge():
+        client = client_for(server, "flaky", cache_dir=cache)
+        if mode == "json":
+            return ChatJudge(client, "archetype", runs=1).judge(clip, question=QUESTION)
+        return LogprobJudge(client, "archetype").judge(clip, question=QUESTION)
+
+    first = judge()
+    assert first.n_failures == 1 and not first.runs[0].cached
+    n_first = server.count()
+    second = judge()  # the unusable answer was not stored: the request is sent again
+    assert second.n_failures == 0 and second.ok
+    assert server.count() == n_first + 1
+    third = judge()  # the usable answers were stored
+    assert server.count() == n_first + 1 and all(r.cached for r in third.runs)
+
+
+def test_cli_judge_reports_corrupt_cache_entries(server, clip, tmp_path, capsys):
+    server.routes["good"] = lambda p, n: reply(chat_body(json.dumps(GOOD)))
+    cache = tmp_path / "cache"
+    argv = ["judge", str(clip), "--mode", "archetype", "--question", QUESTION,
+            "--endpoint", server.url, "--model", "good", "--runs", "2", "--timeout", "5",
+            "--cache-dir", str(cache)]  # fmt: skip
+    assert judge_cli(argv) == 0
+    capsys.readouterr()
+    next(cache.rglob("*.json")).write_text("{")
+    assert judge_cli(argv) == 0
+    assert "1 corrupt cache entries ignored" in capsys.readouterr().out
+    assert judge_cli([*argv, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["corrupt_cache_entries"] == 0
+
+
+# --- the endpoint is checked once; retries and progress are shown as they happen -------------
+
+
+class _ProbedHandler(Handler):
+    def do_GET(self):
+        server = self.server
+        with server.lock:
+            server.gets.append(self.path)
+        data = json.dumps({"object": "list", "data": []}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture
+def probed_server():
+    srv = JudgeServer()
+    srv.RequestHandlerClass = _ProbedHandler
+    srv.gets = []
+    with running(srv):
+        yield srv
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_an_endpoint_where_nothing_listens_fails_at_once_naming_the_url(clip, capsys):
+    from speech_drame.judges.client import EndpointUnreachable
+
+    url = f"http://127.0.0.1:{_free_port()}/v1"
+    client = ChatClient(url, "m", timeout=5.0, max_retries=5, backoff=1.0)
+    judge = ChatJudge(client, "archetype", runs=5)
+    with pytest.raises(EndpointUnreachable, match=re.escape(url) + ".*connection refused"):
+        judge.judge(clip, question=QUESTION)
+    assert client.stats.preflights == 1 and client.stats.requests == 0  # no clip request
+    assert client.stats.waits == []  # nothing was retried
+
+    argv = ["judge", str(clip), str(clip), "--mode", "archetype", "--question", QUESTION,
+            "--endpoint", url, "--model", "m"]  # fmt: skip
+    assert judge_cli(argv) == 2
+    out, err = capsys.readouterr()
+    lines = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and url in lines[0] and "connection refused" in lines[0]
+    assert out == ""
+
+
+def test_the_endpoint_is_checked_once_and_progress_and_retries_are_shown(
+    probed_server, clip, tmp_path, capsys
+):
+    def route(p, n):
+        if n < 2:
+            return reply({"error": "overloaded"}, 503, {"Retry-After": "0"})
+        return reply(chat_body(json.dumps(GOOD)))
+
+    probed_server.routes["good"] = route
+    second = tmp_path / "second.wav"
+    second.write_bytes(clip.read_bytes())
+    argv = ["judge", str(clip), str(second), "--mode", "archetype", "--question", QUESTION,
+            "--endpoint", probed_server.url, "--model", "good", "--runs", "2",
+            "--max-retries", "3"]  # fmt: skip
+    assert judge_cli(argv) == 0
+    err = capsys.readouterr().err
+    assert probed_server.gets == ["/v1/models"]  # one check for the whole run
+    assert probed_server.count("good") == 2 + 4  # two retried attempts, then 2 clips x 2 runs
+    assert "retry 1/3 after 0 s: HTTP 503" in err and "retry 2/3 after 0 s: HTTP 503" in err
+    assert "2/2" in err  # the progress bar over clips
+    assert judge_cli([*argv, "--quiet"]) == 0
+    assert "2/2" not in capsys.readouterr().err
+
+
+def test_retries_go_to_the_callback_as_they_happen(probed_server, clip):
+    probed_server.routes["down"] = lambda p, n: reply({"error": "overloaded"}, 502)
+    lines = []
+    client = client_for(probed_server, "down", max_retries=2, backoff=0.01, on_retry=lines.append)
+    result = ChatJudge(client, "archetype", runs=1).judge(clip, question=QUESTION)
+    assert not result.ok and lines == ["retry 1/2 after 0.01 s: HTTP 502",
+                                       "retry 2/2 after 0.02 s: HTTP 502"]  # fmt: skip
+    assert client.stats.preflights == 1 and probed_server.gets == ["/v1/models"]
+
+
+def test_a_fully_cached_rerun_needs_no_server(clip, tmp_path):
+    srv = JudgeServer()
+    srv.routes["good"] = lambda p, n: reply(chat_body(json.dumps(GOOD)))
+    thread = threading.Thread(target=srv.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    cache = tmp_path / "cache"
+    first = ChatJudge(client_for(srv, "good", cache_dir=cache), "archetype", runs=2)
+    assert first.judge(clip, question=QUESTION).ok
+    srv.shutdown()
+    srv.server_close()
+    thread.join(timeout=5)
+    client = client_for(srv, "good", cache_dir=cache)  # same URL, nothing listens there now
+    again = ChatJudge(client, "archetype", runs=2).judge(clip, question=QUESTION)
+    assert again.ok and client.stats.cache_hits == 2
+    assert client.stats.preflights == 0 and client.stats.requests == 0

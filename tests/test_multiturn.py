@@ -66,6 +66,7 @@ def dialogue(did="d1", turns=None, **extra) -> dict:
         "dialogue_id": did,
         "profile": "Mara is a weary ship captain who hides fear behind jokes.",
         "scene": "A storm hits while the crew argues about turning back.",
+        "traits": "Wry, Tired",
         "turns": turns
         if turns is not None
         else [
@@ -83,11 +84,11 @@ def write_jsonl(path, objects) -> str:
 
 def test_load_scenarios(tmp_path):
     path = write_jsonl(
-        tmp_path / "s.jsonl", [dialogue(traits="Wry, Tired", source="demo"), None, dialogue("d2")]
+        tmp_path / "s.jsonl", [dialogue(source="demo"), None, dialogue("d2", traits="Brisk")]
     )
     first, second = load_scenarios(path)
     assert first.dialogue_id == "d1" and first.traits == "Wry, Tired"
-    assert first.extra == {"source": "demo"} and second.traits == ""
+    assert first.extra == {"source": "demo"} and second.traits == "Brisk"
     assert [t.index for t in first.turns] == [0, 1]  # sorted by turn index
     assert [t.scenario_id for t in first.turns] == ["d1-t0", "d1-t1"]
     assert first.turns[0].prompt == "Should we turn back?" and first.turns[0].extra == {
@@ -103,6 +104,18 @@ def test_load_scenarios(tmp_path):
         ([dialogue(), dialogue()], r"s\.jsonl:2: dialogue id 'd1' repeated"),
         ([{**dialogue(), "profile": ""}], r"s\.jsonl:1 \(dialogue 'd1'\): field 'profile'"),
         ([{k: v for k, v in dialogue().items() if k != "scene"}], r"field 'scene' is missing"),
+        (  # no stand-in for the traits (the profile used to be substituted silently)
+            [dialogue("d1"), {k: v for k, v in dialogue("d2").items() if k != "traits"}],
+            r"s\.jsonl:2 \(dialogue 'd2'\): field 'traits' is missing",
+        ),
+        (
+            [dialogue(traits=" ")],
+            r"s\.jsonl:1 \(dialogue 'd1'\): field 'traits' must be a non-empty",
+        ),
+        (
+            [dialogue(turns=[{"turn": 0, "scenario_id": "../elsewhere"}])],
+            r"turns\[0\]: field 'scenario_id': scenario id '\.\./elsewhere' cannot be a file name",
+        ),
         ([dialogue(turns=[])], r"field 'turns' must be a non-empty list"),
         (
             [dialogue(turns=[{"turn": 0, "scenario_id": "a"}, {"turn": 2, "scenario_id": "b"}])],

@@ -82,6 +82,33 @@ def test_builder_rejects_incomplete_specs(spec, match):
         build_query(spec)
 
 
+@pytest.mark.parametrize("bad", ["../outside", "/tmp/abs", "a/b", ".."])
+def test_query_ids_that_are_not_file_names_are_refused(tmp_path, bad):
+    spec = {"id": bad, "task": "paralanguage_control", "subtask": "abstract",
+            "sentence": "Hi.", "style": "a calm voice"}  # fmt: skip
+    with pytest.raises(ValueError, match=r"query id .* cannot be a file name"):
+        build_query(spec)
+    good = build_query({**spec, "id": "q1"}).to_dict()
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps(good) + "\n" + json.dumps({**good, "id": bad}) + "\n")
+    with pytest.raises(ValueError, match=r"q\.jsonl:2: .*cannot be a file name"):
+        load_queries(path)
+
+
+def test_cli_build_speak_refuses_an_id_that_leaves_the_folder(tmp_path, capsys):
+    from speech_drame.cli import main
+
+    spec = {"id": "../escaped", "task": "paralanguage_control", "subtask": "abstract",
+            "sentence": "Hi there.", "style": "a calm voice"}  # fmt: skip
+    (tmp_path / "specs.jsonl").write_text(json.dumps(spec) + "\n")
+    speak = tmp_path / "spoken"
+    argv = ["paraling", "build", str(tmp_path / "specs.jsonl"), "--out",
+            str(tmp_path / "q.jsonl"), "--speak", str(speak)]  # fmt: skip
+    assert main(argv) == 2
+    assert "'../escaped' cannot be a file name" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["specs.jsonl"]
+
+
 def test_query_files_round_trip_with_relative_audio(tmp_path):
     q = build_query({"id": "e", "task": "situational_adaptation", "utterance": "Hello?",
                      "dimensions": {"age": "child"}})  # fmt: skip
@@ -174,11 +201,21 @@ def test_weighted_baseline_edge_cases():
     assert weighted_baseline({"a": 40.0, "b": 100.0}, {"a": 6.0, "b": 2.0}) == pytest.approx(
         40 * 0.75 + 100 * 0.25
     )
-    assert math.isnan(weighted_baseline({"a": 100.0}, {"a": 0.0}))
+    assert math.isnan(weighted_baseline({"a": 100.0, "b": 50.0}, {"a": 0.0, "b": 0.0}))
+    assert math.isnan(weighted_baseline({}, {}))
     with pytest.raises(ValueError, match="candidates differ"):
         weighted_baseline({"a": 1.0}, {"b": 1.0})
-    group = group_scores(judgments("a", ["baseline", "baseline"]), lambda j: ["all"])["all"]
-    assert math.isnan(group["baseline"]["score"]) and "undefined" in group["baseline"]["note"]
+
+
+def test_a_baseline_that_wins_every_verdict_scores_100():
+    """Every candidate at 0 points: equation 3's weights are 0/0, but any weights give 100."""
+    js = judgments("a", ["baseline", "baseline"]) + judgments("b", ["baseline", None])
+    group = group_scores(js, lambda j: ["all"])["all"]
+    assert (
+        group["baseline"]["score"] == 100.0
+        and "won every valid verdict" in group["baseline"]["note"]
+    )
+    assert {c: s["score"] for c, s in group["candidates"].items()} == {"a": 0.0, "b": 0.0}
 
 
 def test_scores_stay_in_0_100_and_group_by_dimension():
@@ -226,6 +263,28 @@ def test_human_ranking_agreement_is_spearman_over_the_rated_systems():
     assert got["spearman"] == pytest.approx(ref) and got["n_systems"] == 5
     with pytest.raises(ValueError, match="did not score"):
         build_report(js, "base", {"zzz": 1.0, "a": 2.0})
+
+
+def _refuse_nan(name):
+    raise ValueError(f"bare {name} in the run JSON")
+
+
+def test_undefined_statistics_are_null_with_a_reason_and_never_lose_the_run(tmp_path):
+    from speech_drame.protocols.paraling.protocol import ParalingRun
+
+    js = judgments("a", ["candidate", "tie"]) + judgments("b", [None, None])  # b: all failed
+    report = build_report(js, "base", {"a": 3.0, "b": 1.0, "base": 2.0})
+    assert report["overall"]["candidates"]["b"]["note"] == "no valid verdict"
+    assert math.isnan(report["human_agreement"]["spearman"])
+    assert "no automatic score for b" in report["human_agreement"]["note"]
+    run = ParalingRun("base", ["a", "b"], "offline", 0, js, report)
+    doc = json.loads(run.write(tmp_path / "run.json").read_text(), parse_constant=_refuse_nan)
+    assert doc["report"]["overall"]["candidates"]["b"]["score"] is None
+    assert doc["report"]["human_agreement"]["spearman"] is None
+    empty = build_report(judgments("a", [None]), "base", {"a": 1.0, "base": 2.0})
+    assert empty["grounded_share_note"] == "no valid verdict"
+    assert empty["position_bias"]["note"] == "no valid verdict"
+    assert "undefined" in empty["human_agreement"]["note"]
 
 
 # --- chat judge --------------------------------------------------------------------------
@@ -310,6 +369,30 @@ def test_unusable_verdicts_are_counted_failures_never_ties(server, tiny_response
     assert report["n_failures"] == 1 and list(report["failures"]) == [f"cand/{failed.query_id}"]
     cand = report["overall"]["candidates"]["cand"]
     assert (cand["n"], cand["failures"], cand["points"], cand["score"]) == (1, 1, 0.5, 50.0)
+
+
+def test_only_usable_verdicts_are_cached(server, tiny_responses, tmp_path):  # noqa: F811
+    queries, root = tiny_responses
+    asked_p1 = []
+
+    def route(payload, n):
+        text = "".join(p.get("text", "") for p in payload["messages"][1]["content"])
+        if "Hello there." in text:  # p1: unusable the first time, usable when asked again
+            asked_p1.append(n)
+            if len(asked_p1) == 1:
+                return reply(BAD_VERDICTS["winner_out_of_range"])
+        return reply(chat_body(json.dumps(VERDICT)))
+
+    server.routes["good"] = route
+    cache = tmp_path / "judge-cache"
+
+    def run():
+        client = ChatClient(server.url, "good", timeout=5.0, max_retries=0, cache_dir=cache)
+        return run_paraling(queries, root, "base", ["cand"], ChatPairJudge(client), seed=0)
+
+    assert run().report["n_failures"] == 1 and len(server.requests) == 2
+    assert run().report["n_failures"] == 0 and len(server.requests) == 3  # p1 asked again
+    assert run().report["n_failures"] == 0 and len(server.requests) == 3  # both cached now
 
 
 def test_missing_responses_are_failures_without_a_request(server, tiny_responses):  # noqa: F811
@@ -435,3 +518,85 @@ def test_offline_comparator_on_the_default_lite_scorer(demo):
         LiteAspectScorer(train_lite_scorer(batch.blueprints[:3], {
             "audio_quality": labels["audio_quality"][:3]}, "archetype",
             TrainingOptions(epochs=1)))  # fmt: skip
+
+
+def test_cli_lite_scorer_run_with_human_scores_is_written_when_the_baseline_sweeps(
+    demo, tmp_path, capsys
+):
+    """The `--scorer lite --human` crash: a scorer under which the baseline wins every verdict
+    (candidates at 0 points) gave the baseline NaN, Spearman raised and nothing was written."""
+    from speech_drame.cli import main
+    from speech_drame.features.blueprint import extract_blueprints
+    from speech_drame.protocols.paraling.demo import BASELINE, CANDIDATES
+    from speech_drame.scorers.lite import TrainingOptions, train_lite_scorer
+
+    root, path = demo
+    queries = load_queries(path)
+    clips = [(s, q) for q in queries for s in (BASELINE, *CANDIDATES)]
+    batch = extract_blueprints(
+        [str(root / "responses" / s / f"{q.id}.wav") for s, q in clips],
+        contexts=[{"question": q.instruction} for _, q in clips],
+        cache=root / "cache",
+        progress=False,
+    )
+    best = [[5, 5, 5] if s == BASELINE else [1, 1, 1] for s, _ in clips]
+    labels = {"audio_quality": best, "human_likeness": best, "appropriateness": best,
+              "content_pass": [[s == BASELINE] * 3 for s, _ in clips]}  # fmt: skip
+    scorer = train_lite_scorer(batch.blueprints, labels, "archetype", TrainingOptions(epochs=150))
+    scorer.save(tmp_path / "lite" / "archetype")
+    human = tmp_path / "human.json"
+    human.write_text(json.dumps({"plain": 2.0, "expressive": 3.0, "noisy": 1.0}))
+    out = tmp_path / "run.json"
+    code = main(["paraling", "run", str(path), "--responses", str(root / "responses"),
+                 "--baseline", BASELINE, "--candidates", *CANDIDATES, "--scorer", "lite",
+                 "--lite-scorer", str(tmp_path / "lite"), "--feature-cache", str(root / "cache"),
+                 "--human", str(human), "--out", str(out)])  # fmt: skip
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    doc = json.loads(out.read_text(), parse_constant=_refuse_nan)
+    overall = doc["report"]["overall"]
+    assert {c: s["score"] for c, s in overall["candidates"].items()} == {
+        "expressive": 0.0, "noisy": 0.0}  # fmt: skip
+    assert overall["baseline"]["score"] == 100.0
+    rho = stats.spearmanr([100.0, 0.0, 0.0], [2.0, 3.0, 1.0]).statistic
+    assert doc["report"]["human_agreement"]["spearman"] == pytest.approx(rho)
+    assert "Spearman vs human ranking" in printed.out
+
+
+def test_offline_comparator_fails_a_judgment_on_an_unusable_rating():
+    """A scorer that cannot rate a response (an undefined feature) or returns NaN fails the
+    judgment with the reason; before, NaN silently made the second response the winner."""
+    from speech_drame.protocols.chat_answers import VerdictError
+    from speech_drame.protocols.paraling.judges import Response
+
+    query = build_query({"id": "q", "task": "paralanguage_control", "subtask": "abstract",
+                         "sentence": "Hi.", "style": "a calm voice"})  # fmt: skip
+
+    def nan_fluency(q, bp):
+        return {"content": 2.0, "fluency": math.nan, "paralinguistics": 2.0}
+
+    def refusing(q, bp):
+        raise ValueError("feature prosody.f0_slope_st is undefined")
+
+    first, second = Response("a.wav", object()), Response("b.wav", object())
+    for scorer, match in ((nan_fluency, r"response 1 \(a\.wav\): \['fluency'\] undefined"),
+                          (refusing, r"response 1 \(a\.wav\): feature prosody\.f0_slope_st")):  # fmt: skip
+        with pytest.raises(VerdictError, match=match):
+            OfflineComparator(scorer).compare(query, first, second)
+
+
+def test_cli_demo_says_what_to_run_next(tmp_path, capsys):
+    import shlex
+
+    from speech_drame.cli import build_parser
+    from speech_drame.protocols.paraling.demo import BASELINE, CANDIDATES, next_steps
+
+    out = tmp_path / "para demo"
+    text = next_steps(out)
+    (command,) = [
+        line.strip() for line in text.splitlines() if line.strip().startswith("speech-drame ")
+    ]
+    args = build_parser().parse_args(shlex.split(command)[1:])
+    assert args.action == "run" and args.queries == str(out / "queries.jsonl")
+    assert args.responses == str(out / "responses")
+    assert args.baseline == BASELINE and args.candidates == list(CANDIDATES)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -56,9 +57,9 @@ def bench(tmp_path_factory) -> dict[str, Path]:
     archetype = root / "archetype.jsonl"
     archetype.write_text("".join(json.dumps({"id": s, "question": QUESTION}) + "\n" for s in IDS))
     dialogues = [
-        {"dialogue_id": "d1", "profile": PROFILE, "scene": SCENE,
+        {"dialogue_id": "d1", "profile": PROFILE, "scene": SCENE, "traits": PROFILE,
          "turns": [{"turn": 1, "scenario_id": "s2"}, {"turn": 0, "scenario_id": "s1"}]},
-        {"dialogue_id": "d2", "profile": PROFILE, "scene": SCENE,
+        {"dialogue_id": "d2", "profile": PROFILE, "scene": SCENE, "traits": PROFILE,
          "turns": [{"turn": 0, "scenario_id": "s3"}]},
     ]  # fmt: skip
     multi = root / "dialogues.jsonl"
@@ -158,19 +159,19 @@ def test_shards_partition_the_work_and_merge_without_duplicates(bench, tmp_path,
     with pytest.raises(ValueError, match="rank 3 of 3"):
         rolebench.shard(items, 3, 3)
     out = tmp_path / "run"
-    for rank in (0, 1):
-        assert _bench(bench, out, "--rank", str(rank), "--world-size", "2", "--no-plots") == 0
-        assert not (out / "leaderboard.json").exists()
-    shard_rows = [read_rows(out / f"results.rank{r}.jsonl") for r in (0, 1)]
-    assert {len(r) for r in shard_rows} == {4}
-    keys = [tuple(r[k] for k in rolebench.KEY_FIELDS) for rows in shard_rows for r in rows]
-    assert len(set(keys)) == 8
+    assert _bench(bench, out, "--rank", "0", "--world-size", "2", "--no-plots") == 0
+    assert not (out / "leaderboard.json").exists()  # shard 1 has not finished yet
+    assert len(read_rows(out / "results.rank0.jsonl")) == 4
+    # the last shard to finish merges and reports (status 1: the broken system's problems)
+    assert _bench(bench, out, "--rank", "1", "--world-size", "2", "--no-plots") == 1
+    assert (out / "leaderboard.json").exists() and not list(out.glob("results.rank*.jsonl"))
+    merged = read_rows(out / "results.jsonl")
+    keys = [tuple(r[k] for k in rolebench.KEY_FIELDS) for r in merged]
+    assert len(keys) == len(set(keys)) == 8
     capsys.readouterr()
     assert _bench(bench, out, "--no-plots") == 1
     assert "0 scored now, 8 already done" in capsys.readouterr().err
-    assert not list(out.glob("results.rank*.jsonl"))
-    merged = read_rows(out / "results.jsonl")
-    assert sorted(tuple(r[k] for k in rolebench.KEY_FIELDS) for r in merged) == sorted(keys)
+    assert read_rows(out / "results.jsonl") == merged
 
 
 def test_a_sigkilled_run_resumes_with_no_lost_or_duplicate_rows(bench, tmp_path) -> None:
@@ -259,3 +260,111 @@ def test_scenarios_from_an_evalbench_config_and_split(official_dataset_dir, offi
             assert by_id[r["id"]] == want
     with pytest.raises(ValueError, match="field 'question' must be a non-empty string"):
         rolebench.scenario_from_row({"id": "x", "question": " "}, "archetype", "row 0")
+
+
+@pytest.mark.parametrize("bad", ["../outside", "/etc/passwd", "sub/x", "..", ""])
+def test_scenario_ids_that_are_not_file_names_are_refused(tmp_path, bad) -> None:
+    single = tmp_path / "single.jsonl"
+    single.write_text(json.dumps({"id": "ok", "question": QUESTION}) + "\n"
+                      + json.dumps({"id": bad, "question": QUESTION}) + "\n")  # fmt: skip
+    with pytest.raises(ValueError, match=r"single\.jsonl:2: field 'id'"):
+        rolebench.load_scenario_file(single)
+    multi = tmp_path / "multi.jsonl"
+    dialogue = {"dialogue_id": "d1", "profile": PROFILE, "scene": SCENE, "traits": "Cautious",
+                "turns": [{"turn": 0, "scenario_id": bad}]}  # fmt: skip
+    multi.write_text(json.dumps(dialogue) + "\n")
+    with pytest.raises(ValueError, match=r"multi\.jsonl:1 .*turns\[0\]"):
+        rolebench.load_scenario_file(multi)
+    (tmp_path / "sys").mkdir()
+    (tmp_path / "outside.wav").write_bytes(b"RIFF")
+    with pytest.raises(ValueError, match="cannot be a file name"):
+        rolebench.find_response(tmp_path / "sys", "../outside")
+
+
+def test_leaderboard_json_is_strict_with_reasons_beside_undefined_values(tmp_path) -> None:
+    from speech_drame import rolebench_report
+
+    scenarios = rolebench.ScenarioSet("archetype", (
+        rolebench.Scenario("s1", "archetype", {"question": QUESTION}),
+        rolebench.Scenario("s2", "archetype", {"question": QUESTION}),
+    ))  # fmt: skip
+    plan = rolebench.Plan(
+        [rolebench.WorkItem(sys_, s, tmp_path / f"{s.id}.wav", "h")
+         for sys_ in ("a", "b", "c") for s in scenarios.scenarios],
+        {"a": [], "b": [], "c": []},
+    )  # fmt: skip
+    rows = [
+        {"system": it.system, "scenario": it.scenario.id, "scorer": "x", "sha256": "h",
+         "scores": {"audio_quality": 3.0}, "content_pass": 0.9}
+        if it.system != "c"
+        else {"system": "c", "scenario": it.scenario.id, "scorer": "x", "sha256": "h",
+              "error": "unreadable", "stage": "audio/features"}
+        for it in plan.items
+    ]  # fmt: skip
+    table = rolebench_report.system_table(rows, scenarios, plan, "x", n_resamples=50)
+    agreement = rolebench_report.human_agreement(table, {"a": 1.0, "b": 2.0, "c": 3.0})
+    paths = rolebench_report.write_reports(table, tmp_path / "run", agreement=agreement,
+                                           plots=False)  # fmt: skip
+
+    def refuse(name):
+        raise ValueError(f"bare {name} in leaderboard.json")
+
+    doc = json.loads(paths["json"].read_text(), parse_constant=refuse)
+    c = doc["systems"]["c"]
+    assert c["average"]["mean"] is None and "no scored" in c["average"]["note"]
+    assert doc["human_agreement"]["spearman"] is None
+    assert "undefined" in doc["human_agreement"]["note"]
+    assert "c" in doc["human_agreement"]["note"]
+    assert "undefined" in paths["markdown"].read_text()
+
+
+def test_two_explicit_shard_processes_end_with_one_merged_leaderboard(bench, tmp_path) -> None:
+    """`--rank r --world-size 2` in two real processes, no accelerate: the last one to finish
+    merges the shard files and writes the leaderboard; the other says it left that to it."""
+    out = tmp_path / "run"
+    args = ["bench", "--scenarios", str(bench["archetype"]), "--systems-dir", str(bench["systems"]),
+            "--out", str(out), "--scorer", str(bench["scorers"]), "--cache-dir", str(bench["cache"]),
+            "--no-plots", "--resamples", "50", "--world-size", "2"]  # fmt: skip
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
+    env = {k: v for k, v in env.items() if not k.startswith(("ACCELERATE_", "WORLD_SIZE"))}
+    procs = [
+        subprocess.Popen([sys.executable, "-m", "speech_drame.cli", *args, "--rank", str(rank)],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for rank in (0, 1)
+    ]  # fmt: skip
+    done = [p.communicate(timeout=600) for p in procs]
+    codes = sorted(p.returncode for p in procs)
+    assert codes == [0, 1], done  # the merger reports the broken system's problems
+    merger = [i for i, p in enumerate(procs) if p.returncode == 1]
+    assert len(merger) == 1
+    assert "| rank |" in done[merger[0]][0] or "leaderboard" in done[merger[0]][0]
+    waiting = done[1 - merger[0]][1]
+    assert "the last shard to finish merges" in waiting
+    assert not list(out.glob("results.rank*.jsonl")) and not list(out.glob("shard.rank*"))
+    rows = read_rows(out / "results.jsonl")
+    keys = [tuple(r[k] for k in rolebench.KEY_FIELDS) for r in rows]
+    assert len(keys) == len(set(keys)) == 8
+    doc = json.loads((out / "leaderboard.json").read_text())
+    assert doc["systems"]["clean"]["n_scored"] == 3
+    assert doc["systems"]["broken"]["missing"] == ["s2"]
+
+
+def test_rank_without_world_size_is_refused(bench, tmp_path, capsys) -> None:
+    assert _bench(bench, tmp_path / "run", "--rank", "1") == 2
+    assert "--rank needs --world-size" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("human", "message"),
+    [
+        ({"clean": 4.0, "typo": 2.0}, r"did not score: \['typo'\]"),
+        ({"clean": 4.0, "noisy": "high"}, r"'noisy' is 'high', not a finite number"),
+    ],
+)
+def test_bad_human_scores_stop_the_run_before_any_scoring(bench, tmp_path, capsys, human, message):
+    path = tmp_path / "human.json"
+    path.write_text(json.dumps(human))
+    out = tmp_path / "run"
+    assert _bench(bench, out, "--human", str(path)) == 2
+    assert re.search(message, capsys.readouterr().err)
+    assert not (out / "results.jsonl").exists()  # nothing was scored

@@ -393,3 +393,25 @@ def test_cli_runs_and_evaluates_the_demo(demo, tmp_path, capsys):
     saved = json.loads((tmp_path / "eval.json").read_text())
     assert saved["accuracy"] == evaluate(first, load_labels(hcot)).accuracy
     assert main(["trace", "evaluate", str(tmp_path / "missing.jsonl"), "--hcot", str(hcot)]) == 2
+
+
+def test_cli_demo_says_what_it_wrote_and_its_next_commands_run(demo, tmp_path, monkeypatch, capsys):
+    import shlex
+
+    from speech_drame.cli import main
+
+    root, _, _ = demo
+    monkeypatch.setenv("SPEECH_DRAME_CACHE", str(root / "cache"))  # the same clips: cache hits
+    out = tmp_path / "trace demo"  # a space: the printed commands must quote it
+    assert main(["trace", "demo", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert f"{out / 'pairs.jsonl'}" in printed and "proxy labels" in printed
+    n_clips = len(list((out / "audio").glob("*.wav")))
+    assert f"6 pairs ({n_clips} response clips in {out / 'audio'})" in printed
+    commands = [
+        line.strip() for line in printed.splitlines() if line.strip().startswith("speech-drame ")
+    ]
+    assert [shlex.split(c)[1:3] for c in commands] == [["trace", "run"], ["trace", "evaluate"]]
+    for command in commands:
+        assert main(shlex.split(command)[1:]) == 0
+    assert "winner-on-bad" in capsys.readouterr().out

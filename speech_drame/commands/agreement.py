@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
-from pathlib import Path
 from typing import Any
 
 
@@ -97,17 +95,6 @@ def format_report(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _nan_to_null(value: Any) -> Any:
-    """Strict JSON: undefined statistics (NaN) become null."""
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _nan_to_null(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_nan_to_null(v) for v in value]
-    return value
-
-
 def run(args: argparse.Namespace) -> int:
     try:
         report = agreement_report(
@@ -118,9 +105,9 @@ def run(args: argparse.Namespace) -> int:
         return 1
     print(format_report(report))
     if args.json:
-        text = json.dumps(_nan_to_null(report), indent=2, ensure_ascii=False, allow_nan=False)
-        Path(args.json).write_text(text + "\n", "utf-8")
-        print(f"wrote {args.json}")
+        from ..atomic_io import write_json
+
+        print(f"wrote {write_json(args.json, report, indent=2)}")
     return 0
 
 

@@ -1,4 +1,12 @@
-"""`speech-drame bench`: RoleBench leaderboard of systems' spoken responses to a scenario set."""
+"""`speech-drame bench`: RoleBench leaderboard of systems' spoken responses to a scenario set.
+
+Sharding: ``--rank R --world-size N`` in N processes started by hand (each scores every N-th
+item into ``OUT/results.rank<R>.jsonl``; the last one to finish merges them and writes the
+leaderboard), or ``torchrun --nproc_per_node N -m speech_drame.cli bench ...`` /
+``accelerate launch --multi_gpu --num_processes N -m speech_drame.cli bench ...``, which
+also shard on a CPU-only machine (rank 0 merges after a barrier). A plain ``accelerate launch
+--num_processes N`` starts only one process when there is no GPU.
+"""
 
 from __future__ import annotations
 
@@ -27,7 +35,7 @@ def parse_systems(specs: list[str], systems_dir: str | None) -> dict[str, str]:
 
 
 def _rank_world(args: argparse.Namespace) -> tuple[int, int, object | None]:
-    """Explicit --rank/--world-size, else accelerate's process state under `accelerate launch`."""
+    """Explicit --rank/--world-size, else the process group of torchrun / `accelerate launch`."""
     if args.world_size is not None:
         return args.rank, args.world_size, None
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
@@ -36,14 +44,28 @@ def _rank_world(args: argparse.Namespace) -> tuple[int, int, object | None]:
 
         state = PartialState(cpu=not torch.cuda.is_available())  # CPU ranks: a gloo group
         return state.process_index, state.num_processes, state
+    if any(k.startswith("ACCELERATE_") for k in os.environ):
+        print(
+            "note: one process: without a GPU, `accelerate launch --num_processes N` starts a "
+            "single process; use `accelerate launch --multi_gpu --num_processes N`, `torchrun "
+            "--nproc_per_node N` or N processes with --rank/--world-size to shard",
+            file=sys.stderr,
+        )
     return 0, 1, None
 
 
 def run(args: argparse.Namespace) -> int:
     from speech_drame import rolebench, rolebench_report
+    from speech_drame.metrics import check_human_scores
     from speech_drame.scorers.lite import ScorerError, load_scorer
 
     try:
+        if args.rank and args.world_size is None:
+            raise ValueError("--rank needs --world-size")
+        if args.world_size is not None and not 0 <= args.rank < args.world_size:
+            raise ValueError(
+                f"need 0 <= --rank < --world-size, got {args.rank} of {args.world_size}"
+            )
         systems = parse_systems(args.system, args.systems_dir)
         if Path(args.scenarios).is_dir():
             if not args.config:
@@ -52,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
         else:
             scenarios = rolebench.load_scenario_file(args.scenarios, args.config)
         human = json.loads(Path(args.human).read_text(encoding="utf-8")) if args.human else None
+        if human is not None:
+            check_human_scores(human, systems)  # before scoring, not after
         plan = rolebench.plan_work(scenarios, systems)
         scorer = load_scorer(scenarios.mode, args.scorer)
     except (ValueError, OSError, ScorerError) as exc:
@@ -62,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     cache = None if args.no_cache else (args.cache_dir or "default")
     summary = rolebench.run_shard(
         plan, args.out, scorer, scorer_id, rank=rank, world_size=world,
-        workers=args.workers, cache=cache,
+        workers=args.workers, cache=cache, progress=not args.quiet,
     )  # fmt: skip
     print(
         f"shard {rank}/{world}: {summary.rows_written} scored now, "
@@ -71,10 +95,18 @@ def run(args: argparse.Namespace) -> int:
     )
     if state is not None:
         state.wait_for_everyone()
+        if rank != 0:
+            return 0
     elif world > 1:
-        return 0  # an explicit shard: a later run without --world-size merges and reports
-    if rank != 0:
-        return 0
+        digest = rolebench.plan_digest(plan, scorer_id)
+        if not rolebench.finish_shard(args.out, rank, world, digest):
+            print(
+                f"shard {rank}/{world} finished; the last shard to finish merges the results "
+                "and writes the leaderboard",
+                file=sys.stderr,
+            )
+            return 0
+        print(f"shard {rank}/{world} finished last: merging the shards", file=sys.stderr)
     rolebench.merge_shards(args.out)
     table = rolebench_report.system_table(
         rolebench.read_results(args.out), scenarios, plan, scorer_id,
@@ -103,11 +135,14 @@ def run(args: argparse.Namespace) -> int:
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "bench",
-        help=__doc__.split(": ", 1)[1],
+        help=__doc__.split("\n", 1)[0].split(": ", 1)[1],
         description="Score every system's response audio (file name = scenario id) and write "
         "the leaderboard (Content Pass rate, per-dimension means, average, bootstrap "
         "intervals) as Markdown, CSV, JSON and PNG plots. Resumable: rows already in "
-        "OUT/results.jsonl are not scored again.",
+        "OUT/results.jsonl are not scored again. Shards: N processes with --rank R "
+        "--world-size N (the last to finish writes the leaderboard), or torchrun "
+        "--nproc_per_node N / accelerate launch --multi_gpu --num_processes N -m "
+        "speech_drame.cli bench ... (also on CPU).",
     )
     parser.add_argument(
         "--scenarios",
@@ -126,9 +161,15 @@ def register(subparsers) -> None:
                         help="multi-turn: how turn scores make a dialogue score")  # fmt: skip
     parser.add_argument("--decay", type=float, default=0.5, help="multi-turn recency decay")
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
-    parser.add_argument("--rank", type=int, default=0, help="this shard (with --world-size)")
-    parser.add_argument("--world-size", type=int, help="number of shards (default: accelerate)")
+    parser.add_argument("--rank", type=int, default=0, help="this process's shard, 0..world-size-1")
+    parser.add_argument(
+        "--world-size",
+        type=int,
+        help="number of shards, each run as its own process with its --rank; the last to "
+        "finish writes the leaderboard (default: the torchrun/accelerate process group, or 1)",
+    )
     parser.add_argument("--cache-dir", help="feature cache folder (default: $SPEECH_DRAME_CACHE)")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)

@@ -24,6 +24,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="drop invalid records (listed in build_report.json) instead of stopping at the first",
     )
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing --out folder that is not an earlier build (no build_report.json)",
+    )
     parser.add_argument("--license", default="other", help="licence id for the dataset card")
     parser.add_argument(
         "--source-note", help="a sentence about the source, shown at the top of the card"
@@ -42,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
             args.out,
             split_map=parse_split_map(args.split_map),
             skip_invalid=args.skip_invalid,
+            overwrite=args.overwrite,
             license_id=args.license,
             source_note=args.source_note,
             progress=not args.quiet,
@@ -49,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
     except (RecordError, ValueError, FileNotFoundError, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    for message in report.cleanup:
+        print(message)
     print(f"built {report.output} in {report.seconds_elapsed:.1f} s")
     print(summarize(report))
     return 0

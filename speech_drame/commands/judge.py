@@ -1,4 +1,9 @@
-"""`speech-drame judge`: score clips with a zero/few-shot audio LLM over an OpenAI-style API."""
+"""`speech-drame judge`: score clips with a zero/few-shot audio LLM over an OpenAI-style API.
+
+The endpoint is checked once before the first request: when nothing listens there the command
+stops at once with one line naming the URL. A progress bar runs over the clips, and retries
+(429/5xx/timeouts) are printed to stderr as they happen.
+"""
 
 from __future__ import annotations
 
@@ -49,9 +54,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
     parser.add_argument("--max-retries", type=int, default=5, help="retries on 429/5xx/timeouts")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-def _table(results: list, errors: list[tuple[str, str]]) -> str:
+def _table(results: list, errors: list[tuple[str, str]], corrupt: int = 0) -> str:
     lines = [f"{'clip':28s} {'dimension':32s} {'score':>6s}"]
     for result in results:
         rows = []
@@ -71,12 +77,26 @@ def _table(results: list, errors: list[tuple[str, str]]) -> str:
     )
     lines += [f"  {r.clip}: {reason}" for r in results for reason in r.reasons]
     lines += [f"  {clip}: {reason}" for clip, reason in errors]
+    if corrupt:
+        lines.append(f"{corrupt} corrupt cache entries ignored (their requests were sent again)")
     return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
+    from tqdm.auto import tqdm
+
     from ..audio import AudioError
-    from ..judges import ChatClient, ChatJudge, LogprobJudge, make_item, select_exemplars
+    from ..judges import (
+        ChatClient,
+        ChatJudge,
+        EndpointUnreachable,
+        LogprobJudge,
+        make_item,
+        select_exemplars,
+    )
+
+    def say(line: str) -> None:  # a line on stderr that does not break the progress bar
+        tqdm.write(line, file=sys.stderr)
 
     try:
         if args.shots and not args.train_dataset:
@@ -88,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
             timeout=args.timeout,
             max_retries=args.max_retries,
             cache_dir=args.cache_dir,
+            on_retry=say,
         )
         exemplars = (
             select_exemplars(args.train_dataset, args.mode, args.shots, seed=args.seed)
@@ -118,28 +139,31 @@ def run(args: argparse.Namespace) -> int:
         "traits": args.traits,
     }
     results, errors = [], []
-    for clip in args.clips:
-        try:
-            item = make_item(clip, clip_id=clip, **context)
-            results.append(judge.judge_item(item))
-        except AudioError as exc:
-            errors.append((clip, str(exc)))
-        except ValueError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+    with tqdm(args.clips, unit="clip", file=sys.stderr, disable=args.quiet) as bar:
+        for clip in bar:
+            try:
+                item = make_item(clip, clip_id=clip, **context)
+                results.append(judge.judge_item(item))
+            except AudioError as exc:
+                errors.append((clip, str(exc)))
+            except (ValueError, EndpointUnreachable) as exc:
+                bar.close()
+                print(f"error: {exc}", file=sys.stderr)
+                return 2
     if args.json:
         out = {
             "results": [r.to_dict() for r in results],
             "errors": [{"clip": c, "reason": m} for c, m in errors],
             "n_failures": sum(r.n_failures for r in results) + len(errors),
+            "corrupt_cache_entries": client.stats.corrupt_cache_entries,
         }
         print(json.dumps(out, indent=2))
     else:
-        print(_table(results, errors))
+        print(_table(results, errors, client.stats.corrupt_cache_entries))
     return 1 if errors or any(not r.ok for r in results) else 0
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("judge", help=__doc__.split(": ", 1)[1])
+    parser = subparsers.add_parser("judge", help=__doc__.split("\n", 1)[0].split(": ", 1)[1])
     add_arguments(parser)
     parser.set_defaults(func=run)

@@ -21,14 +21,18 @@ def _table(report: dict, baseline: str) -> str:
             continue
         values = [group["baseline"]["score"]]
         values += [group["candidates"].get(s, {}).get("score", math.nan) for s in systems]
-        lines.append(f"{name:<24s}" + "".join(f"{v:>14.1f}" for v in values))
+        cells = [f"{v:>14.1f}" if math.isfinite(v) else f"{'n/a':>14s}" for v in values]
+        lines.append(f"{name:<24s}" + "".join(cells))
     bias = report["position_bias"]
     lines.append(
         f"failures: {report['n_failures']}/{report['n_judgments']}; first-played wins "
         f"{bias['first_wins']} of {bias['first_wins'] + bias['second_wins']} decisive verdicts"
     )
     if "human_agreement" in report:
-        lines.append(f"Spearman vs human ranking: {report['human_agreement']['spearman']:.3f}")
+        agreement = report["human_agreement"]
+        rho = agreement["spearman"]
+        shown = f"{rho:.3f}" if math.isfinite(rho) else agreement.get("note", "undefined")
+        lines.append(f"Spearman vs human ranking: {shown}")
     return "\n".join(lines)
 
 
@@ -47,7 +51,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"wrote {queries.write_queries(built, args.out)}")
             return 0
         if args.action == "demo":
-            print(f"wrote {demo.build_demo(args.out)} and {Path(args.out) / 'responses'}")
+            demo.build_demo(args.out)
+            print(demo.next_steps(args.out))
             return 0
         return _run_protocol(args)
     except (AudioError, ValueError, OSError, JudgeRequestError, ScorerError) as exc:
@@ -83,9 +88,11 @@ def _run_protocol(args: argparse.Namespace) -> int:
         cache=args.feature_cache,
         human=human,
     )
+    if args.out:
+        written = result.write(args.out)  # first: nothing printed below can lose the run
     print(_table(result.report, args.baseline))
     if args.out:
-        print(f"wrote {result.write(args.out)}")
+        print(f"wrote {written}")
     return 0
 
 

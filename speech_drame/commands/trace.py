@@ -37,10 +37,10 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         if args.action == "demo":
-            from ..protocols.trace.demo import build_demo
+            from ..protocols.trace.demo import build_demo, next_steps
 
-            manifest, labels = build_demo(args.out)
-            print(f"wrote {manifest} and {labels} (construction-derived proxy labels)")
+            build_demo(args.out)
+            print(next_steps(args.out))
             return 0
         if args.action == "run":
             return _run_trace(args)

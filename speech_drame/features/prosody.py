@@ -9,6 +9,7 @@ peaks of the voiced intensity contour (de Jong & Wempe's idea, simplified).
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 
@@ -18,7 +19,7 @@ from speech_drame.audio import Audio, AudioError
 from speech_drame.features.common import require, samples_16k
 
 NAME = "prosody"
-VERSION = "pyworld-dio-2"
+VERSION = "pyworld-dio-3"  # 3: an F0 slope without voiced neighbours is NaN, not 0.0
 SR = 16_000
 FRAME_MS = 10.0
 F0_FLOOR, F0_CEIL = 60.0, 800.0
@@ -33,8 +34,10 @@ class Prosody:
 
     Pitch values come from voiced frames; ``f0_std_st`` and ``f0_range_st`` (5th to 95th
     percentile) are in semitones, ``f0_slope_st`` is the mean absolute frame-to-frame change
-    in semitones between consecutive voiced frames. Energy is frame RMS in dBFS over frames
-    within 50 dB of the loudest one.
+    in semitones over the ``f0_slope_pairs`` pairs of consecutive voiced frames. When no two
+    voiced frames are neighbours (``f0_slope_pairs == 0``) the slope is undefined: NaN, and
+    every user of it must say how it treats that (see :data:`UNDEFINED`). Energy is frame RMS
+    in dBFS over frames within 50 dB of the loudest one.
     """
 
     f0_median_hz: float
@@ -48,6 +51,13 @@ class Prosody:
     energy_range_db: float
     energy_slope_db: float
     syllable_rate: float
+    f0_slope_pairs: int
+
+
+# field -> why it can be NaN (the reason users report)
+UNDEFINED: dict[str, str] = {
+    "f0_slope_st": "no two consecutive voiced frames (f0_slope_pairs = 0)",
+}
 
 
 def f0_contour(samples: np.ndarray) -> np.ndarray:
@@ -104,7 +114,8 @@ def prosody(audio: Audio) -> Prosody:
         f0_mean_hz=float(np.mean(f0[voiced])),
         f0_std_st=float(np.std(semitones)),
         f0_range_st=float(np.percentile(semitones, 95) - np.percentile(semitones, 5)),
-        f0_slope_st=float(np.mean(steps)) if steps.size else 0.0,
+        f0_slope_st=float(np.mean(steps)) if steps.size else math.nan,
+        f0_slope_pairs=int(steps.size),
         voiced_ratio=float(voiced.mean()),
         energy_mean_db=float(np.mean(active)),
         energy_std_db=float(np.std(active)),

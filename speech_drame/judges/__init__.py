@@ -4,7 +4,7 @@
 """
 
 from .chat_judge import ChatJudge, JudgeResult, LogprobJudge, RunOutput, make_item
-from .client import ChatClient, ChatResponse, JudgeRequestError
+from .client import ChatClient, ChatResponse, EndpointUnreachable, JudgeRequestError
 from .exemplars import gold_answer, select_exemplars
 from .parse import AnswerError, label_distribution, parse_json_answer
 from .prompt import JudgeItem, build_dimension_messages, build_messages, wav_base64
@@ -14,6 +14,7 @@ __all__ = [
     "ChatClient",
     "ChatJudge",
     "ChatResponse",
+    "EndpointUnreachable",
     "JudgeItem",
     "JudgeRequestError",
     "JudgeResult",

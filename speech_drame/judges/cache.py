@@ -1,8 +1,11 @@
-"""A disk cache of endpoint responses keyed by a hash of the full request.
+"""A disk cache of usable endpoint responses keyed by a hash of the full request.
 
 Each entry is one JSON file named by the SHA-256 of the canonical request (URL, model,
-payload and run index), written atomically (temporary file + ``os.replace``) so that an
-interrupted run never leaves a half-written entry. A rerun of the same requests costs nothing.
+payload and run index), written atomically (:func:`speech_drame.atomic_io.write_json`) so that
+an interrupted run never leaves a half-written entry. A rerun of the same requests costs
+nothing. An entry that cannot be read (damaged on disk, not a JSON object) is skipped and
+counted, never fatal: the request is sent again and its answer replaces the entry. The
+client stores only answers its caller could use (see :meth:`.client.ChatClient.complete`).
 """
 
 from __future__ import annotations
@@ -10,9 +13,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from ..atomic_io import write_json
 
 
 def request_key(request: dict[str, Any]) -> str:
@@ -22,35 +26,31 @@ def request_key(request: dict[str, Any]) -> str:
 
 
 class ResponseCache:
-    """Responses stored as ``<folder>/<key[:2]>/<key>.json``."""
+    """Responses stored as ``<folder>/<key[:2]>/<key>.json``; ``corrupt`` lists the entries
+    that could not be read (each one is a cache miss)."""
 
     def __init__(self, folder: str | os.PathLike):
         self.folder = Path(folder)
+        self.corrupt: list[str] = []
 
     def _path(self, key: str) -> Path:
         return self.folder / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> dict[str, Any] | None:
-        """The stored response body, or ``None`` when the key has no entry."""
+        """The stored response body, or ``None`` when the key has no readable entry."""
         path = self._path(key)
         try:
-            text = path.read_text(encoding="utf-8")
+            body = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return None
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: corrupt cache entry ({exc}); delete it") from None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            self.corrupt.append(f"{path}: {exc}")
+            return None
+        if not isinstance(body, dict):
+            self.corrupt.append(f"{path}: a JSON {type(body).__name__}, not a response object")
+            return None
+        return body
 
     def put(self, key: str, body: dict[str, Any]) -> None:
         """Store ``body`` under ``key`` atomically."""
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{key[:8]}-", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(body, handle, ensure_ascii=False)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_json(self._path(key), body, indent=None)

@@ -4,7 +4,8 @@
 separate requests (5 by default, as for the paper's commercial models). :class:`LogprobJudge`
 asks for one dimension at a time and turns the log-probabilities of the label tokens 1..5 into
 an expected score (the paper's mode for open models). An answer that cannot be used is a
-counted failure with its raw text kept; no default score is ever put in its place.
+counted failure with its raw text kept; no default score is ever put in its place, and it is
+never stored in the response cache (a rerun asks again).
 """
 
 from __future__ import annotations
@@ -160,13 +161,18 @@ class ChatJudge:
             payload["max_tokens"] = self.max_tokens
         return payload
 
+    def read(self, body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """The answer text and its scores; :class:`AnswerError` if it cannot be used."""
+        raw = message_text(body)
+        return raw, parse_json_answer(raw, self.config)
+
     def judge_item(self, item: JudgeItem) -> JudgeResult:
         payload = self.payload(item)
         result = JudgeResult(item.id, self.config)
         for run in range(self.runs):
             out = RunOutput(run)
             try:
-                response = self.client.complete(payload, run=run)
+                response = self.client.complete(payload, run=run, usable=self.read)
             except JudgeRequestError as exc:
                 out.error = f"request failed: {exc.reason}"
                 result.runs.append(out)
@@ -228,12 +234,17 @@ class LogprobJudge:
             "top_logprobs": self.top_logprobs,
         }
 
+    @staticmethod
+    def read(body: dict[str, Any]) -> tuple[str, dict[int, float]]:
+        """The answer text and its label distribution; :class:`AnswerError` if unusable."""
+        return message_text(body), label_distribution(body)
+
     def judge_item(self, item: JudgeItem) -> JudgeResult:
         result = JudgeResult(item.id, self.config)
         for dim in dimensions(self.config):
             out = RunOutput(0, dimension=dim)
             try:
-                response = self.client.complete(self.payload(item, dim))
+                response = self.client.complete(self.payload(item, dim), usable=self.read)
             except JudgeRequestError as exc:
                 out.error = f"request failed: {exc.reason}"
                 result.runs.append(out)

@@ -8,7 +8,7 @@ the protocols count as a failure, never replace by a default.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from speech_drame.judges import parse
@@ -32,15 +32,29 @@ def json_object(text: str) -> dict[str, Any]:
         raise VerdictError(str(exc), text) from None
 
 
-def ask_json(client: ChatClient, payload: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+def ask_json(
+    client: ChatClient,
+    payload: Mapping[str, Any],
+    check: Callable[[dict[str, Any], str], object] | None = None,
+) -> tuple[str, dict[str, Any]]:
     """Send ``payload``; return the answer text and its JSON object.
+
+    ``check(data, raw)`` (raising :class:`VerdictError`) is the caller's full reading of the
+    verdict: only answers that pass it are stored in the client's response cache.
 
     Raises:
         VerdictError: the request failed for good, the model refused or answered nothing,
             or the answer is not a JSON object.
     """
+
+    def usable(body: dict[str, Any]) -> None:
+        raw = message_text(body)
+        data = json_object(raw)
+        if check is not None:
+            check(data, raw)
+
     try:
-        response = client.complete(dict(payload))
+        response = client.complete(dict(payload), usable=usable)
     except JudgeRequestError as exc:
         raise VerdictError(f"request failed: {exc.reason}") from None
     try:

@@ -14,6 +14,7 @@ The demo systems answer every query with piper (deterministic) and differ by con
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -103,3 +104,16 @@ def build_demo(out: str | os.PathLike, queries: Sequence[Query] | None = None) -
             paths.append(out / "responses" / system / f"{q.id}.wav")
     render_clips(renderings, paths)
     return write_queries(spoken, out / "queries.jsonl")
+
+
+def next_steps(out: str | os.PathLike) -> str:
+    """What :func:`build_demo` wrote into ``out`` and the command that runs the protocol on it."""
+    out = Path(out)
+    queries, responses = (shlex.quote(str(out / n)) for n in ("queries.jsonl", "responses"))
+    return (
+        f"wrote {len(DEMO_SPECS)} spoken queries to {out / 'queries.jsonl'} and the responses of "
+        f"{1 + len(CANDIDATES)} synthetic systems to {out / 'responses'}\n"
+        "next: judge the candidates against the baseline offline (rule scorer):\n"
+        f"  speech-drame paraling run {queries} --responses {responses} --baseline {BASELINE} "
+        f"--candidates {' '.join(CANDIDATES)}"
+    )

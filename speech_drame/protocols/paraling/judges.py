@@ -10,6 +10,7 @@ back to baseline/candidate. Any unusable verdict raises
 
 from __future__ import annotations
 
+import math
 import re
 import zlib
 from collections.abc import Callable, Mapping, Sequence
@@ -202,7 +203,7 @@ class ChatPairJudge:
         return payload
 
     def compare(self, query: Query, first: Response, second: Response) -> PositionVerdict:
-        raw, data = ask_json(self.client, self.payload(query, first, second))
+        raw, data = ask_json(self.client, self.payload(query, first, second), parse_verdict)
         return parse_verdict(data, raw)
 
 
@@ -239,7 +240,14 @@ class OfflineComparator:
         for i, response in enumerate((first, second), start=1):
             if response.blueprint is None:
                 raise ValueError(f"offline comparator needs the blueprint of {response.audio}")
-            r = {a: float(self.scorer(query, response.blueprint)[a]) for a in ASPECTS}
+            try:
+                rated = self.scorer(query, response.blueprint)
+                r = {a: float(rated[a]) for a in ASPECTS}
+            except ValueError as exc:  # e.g. a feature the scorer needs is undefined
+                raise VerdictError(f"response {i} ({response.audio}): {exc}") from None
+            undefined = [a for a, v in r.items() if not math.isfinite(v)]
+            if undefined:
+                raise VerdictError(f"response {i} ({response.audio}): {undefined} undefined")
             ratings.append(r)
             segments = response.blueprint.voice_activity.segments
             span = f"{segments[0][0]:.2f}-{segments[-1][1]:.2f} s" if segments else "no speech"

@@ -11,7 +11,6 @@ scored as a tie.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -19,8 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from speech_drame.atomic_io import write_json
 from speech_drame.audio import AudioError
 from speech_drame.features.blueprint import DEFAULT_CACHE, Blueprint, CacheArg, extract_blueprints
+from speech_drame.metrics import check_human_scores, human_ranking_agreement
+from speech_drame.paths import id_path, safe_name
 
 from ..chat_answers import VerdictError
 from .judges import PairJudge, Response, presentation_orders
@@ -28,7 +30,6 @@ from .queries import Query
 from .scoring import (
     Judgment,
     group_scores,
-    human_agreement,
     position_bias,
     system_scores,
     winner_role,
@@ -36,7 +37,8 @@ from .scoring import (
 
 
 def response_path(root: str | os.PathLike, system: str, query_id: str) -> Path:
-    return Path(root) / system / f"{query_id}.wav"
+    """``<root>/<system>/<query id>.wav``; names that are not plain file names are refused."""
+    return id_path(id_path(root, system, what="system name"), query_id, ".wav", "query id")
 
 
 @dataclass
@@ -63,11 +65,9 @@ class ParalingRun:
         }
 
     def write(self, path: str | os.PathLike) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(self.to_dict(), indent=1, allow_nan=True)
-        path.write_text(text + "\n", encoding="utf-8")
-        return path
+        """The run as strict JSON (undefined statistics are ``null`` beside their ``note``),
+        written atomically."""
+        return write_json(path, self.to_dict())
 
 
 def _blueprints(
@@ -99,9 +99,17 @@ def run_paraling(
     cache: CacheArg = DEFAULT_CACHE,
     human: Mapping[str, float] | None = None,
 ) -> ParalingRun:
-    """Judge every candidate against ``baseline`` on ``queries`` and score the run."""
+    """Judge every candidate against ``baseline`` on ``queries`` and score the run.
+
+    ``human`` is checked before any judging (it may name only the run's systems), so a
+    summary statistic can be undefined afterwards but never lose the judgments.
+    """
     if not candidates or baseline in candidates:
         raise ValueError(f"need candidates other than the baseline {baseline!r}: {candidates}")
+    for system in (baseline, *candidates):
+        safe_name(system, "system name")  # it names a folder under ``responses``
+    if human is not None:
+        check_human_scores(human, [baseline, *candidates])
     root = Path(responses)
     run = ParalingRun(baseline, list(candidates), judge.name, seed)
     blueprints: dict[str, Blueprint] = {}
@@ -159,10 +167,13 @@ def build_report(
         "failures": {f"{j.candidate}/{j.query_id}": j.error for j in judgments if not j.ok},
         "grounded_share": sum(j.grounded for j in valid) / len(valid) if valid else math.nan,
     }
-    if human is not None:
-        if not report["overall"]:
-            raise ValueError("no judgment to compare with the human scores")
-        report["human_agreement"] = human_agreement(
+    if not valid:
+        report["grounded_share_note"] = "no valid verdict"
+    if human is not None and not report["overall"]:
+        report["human_agreement"] = {"spearman": math.nan, "kendall": math.nan,
+                                     "n_systems": len(human), "note": "undefined: no judgment"}  # fmt: skip
+    elif human is not None:
+        report["human_agreement"] = human_ranking_agreement(
             system_scores(report["overall"], baseline), human
         )
     return report

@@ -5,7 +5,8 @@ A query record holds ``id``, ``task`` (``paralanguage_control``, ``dynamic_varia
 ``progressive``, or empty), ``dimensions`` (the dimension set, e.g. ``["emotion", "speed"]``),
 ``targets`` (dimension -> wanted value, in words), ``instruction`` (the query text),
 ``sentence`` (the sentence to read, for the two reading tasks) and an optional ``audio``
-(the spoken query, relative to the file's folder).
+(the spoken query, relative to the file's folder). The id names the query's audio files
+(``<id>.wav``), so it must be a plain file name (:func:`speech_drame.paths.safe_name`).
 
 For Paralanguage Control and Dynamic Variation the instruction follows the paper's fixed
 prefix, ``Please read this sentence {dimensions}: {sentence}``; for Situational Adaptation it
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from speech_drame.jsonl import read_objects, repeated
+from speech_drame.paths import id_path, safe_name
 
 TASKS: dict[str, tuple[str, ...]] = {
     "paralanguage_control": ("common", "abstract"),
@@ -44,6 +46,7 @@ class Query:
     audio: str | None = None
 
     def __post_init__(self):
+        safe_name(self.id, "query id")
         if self.task not in TASKS:
             raise ValueError(f"query {self.id}: unknown task {self.task!r}; use {', '.join(TASKS)}")
         if self.subtask not in TASKS[self.task]:
@@ -199,7 +202,6 @@ def synthesize_queries(queries: Sequence[Query], out_dir: str | os.PathLike) -> 
     return the queries with ``audio`` set."""
     from ..demo_audio import render_clips
 
-    out = Path(out_dir)
-    paths = [out / f"{q.id}.wav" for q in queries]
+    paths = [id_path(out_dir, q.id, ".wav", "query id") for q in queries]
     render_clips([query_rendering(q) for q in queries], paths)
     return [replace(q, audio=str(p)) for q, p in zip(queries, paths, strict=True)]

@@ -5,8 +5,10 @@ excluded (and counted). A candidate's score on a group of queries (a task, a dim
 all) is its points over its valid verdicts, in percent. The baseline's score is the paper's
 equation 3: its pairwise scores against every candidate (in percent), averaged with weights
 ``S(M_k) / sum_j S(M_j)``, the candidates' point totals on that group, so a win against a
-strong candidate counts more. When every candidate totals 0 points the weights are undefined:
-the baseline's score is NaN and a note says why.
+strong candidate counts more. When every candidate totals 0 points the weights are 0/0, but the
+baseline then won every valid verdict: every pairwise score is 100, and so is any weighted mean
+of them, which is its score (with a note). A statistic that stays undefined (no valid verdict)
+is NaN with a ``note`` beside it; JSON output writes it as ``null``.
 """
 
 from __future__ import annotations
@@ -56,12 +58,21 @@ def winner_role(position: int, baseline_first: bool) -> str:
 
 
 def weighted_baseline(pairwise: Mapping[str, float], totals: Mapping[str, float]) -> float:
-    """Equation 3: ``sum_k pairwise[k] * totals[k] / sum_j totals[j]`` (NaN if all totals are 0)."""
+    """Equation 3: ``sum_k pairwise[k] * totals[k] / sum_j totals[j]``.
+
+    When all totals are 0 the weights are undefined; if the pairwise scores are then all equal
+    (as they are when the baseline won every verdict: 100), every choice of weights gives that
+    value, which is returned. Otherwise (or with no candidate) the result is NaN.
+
+    >>> weighted_baseline({"a": 100.0, "b": 100.0}, {"a": 0.0, "b": 0.0})
+    100.0
+    """
     if set(pairwise) != set(totals):
         raise ValueError(f"candidates differ: {sorted(pairwise)} vs {sorted(totals)}")
     denom = sum(totals.values())
     if denom == 0:
-        return math.nan
+        values = set(pairwise.values())
+        return float(values.pop()) if len(values) == 1 else math.nan
     return sum(pairwise[k] * totals[k] / denom for k in pairwise)
 
 
@@ -88,7 +99,9 @@ def group_scores(
     out: dict[str, dict[str, Any]] = {}
     for g, per in sorted(raw.items()):
         cands = {
-            c: {**s, "score": 100.0 * s["points"] / s["n"] if s["n"] else math.nan}
+            c: {**s, "score": 100.0 * s["points"] / s["n"]}
+            if s["n"]
+            else {**s, "score": math.nan, "note": "no valid verdict"}
             for c, s in sorted(per.items())
         }
         valid = {c: s for c, s in cands.items() if s["n"]}
@@ -103,7 +116,10 @@ def group_scores(
         if not valid:
             baseline["note"] = "no valid verdict in this group"
         elif denom == 0:
-            baseline["note"] = "every candidate scored 0 points: equation 3 weights undefined"
+            baseline["note"] = (
+                "every candidate scored 0 points: the baseline won every valid verdict, so its "
+                "score is 100 for any equation 3 weights (the weights themselves are undefined)"
+            )
         out[g] = {"candidates": cands, "baseline": baseline}
     return out
 
@@ -117,7 +133,7 @@ def position_bias(judgments: Sequence[Judgment]) -> dict[str, Any]:
     first = sum(j.winner_position == 1 for j in valid)
     second = sum(j.winner_position == 2 for j in valid)
     decisive = first + second
-    return {
+    out: dict[str, Any] = {
         "n": len(valid),
         "first_wins": first,
         "second_wins": second,
@@ -127,6 +143,9 @@ def position_bias(judgments: Sequence[Judgment]) -> dict[str, Any]:
             sum(j.baseline_first for j in valid) / len(valid) if valid else math.nan
         ),
     }
+    if not decisive:
+        out["note"] = "no valid verdict" if not valid else "no decisive verdict (only ties)"
+    return out
 
 
 def system_scores(group: Mapping[str, Any], baseline: str) -> dict[str, float]:
@@ -134,14 +153,3 @@ def system_scores(group: Mapping[str, Any], baseline: str) -> dict[str, float]:
     out = {c: s["score"] for c, s in group["candidates"].items()}
     out[baseline] = group["baseline"]["score"]
     return out
-
-
-def human_agreement(scores: Mapping[str, float], human: Mapping[str, float]) -> dict[str, Any]:
-    """Spearman (and Kendall) between the automatic and human scores of the systems humans
-    rated; a system humans rated but the run did not score is an error."""
-    from speech_drame.metrics import system_ranking_agreement
-
-    unknown = sorted(set(human) - set(scores))
-    if unknown:
-        raise ValueError(f"human scores for systems this run did not score: {unknown}")
-    return system_ranking_agreement({k: scores[k] for k in human}, dict(human))

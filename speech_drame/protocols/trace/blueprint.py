@@ -4,13 +4,17 @@ Content is the ASR transcript (with its confidence); voice quality is DNSMOS SIG
 paralinguistics gathers prosody and affect descriptors in the spirit of eGeMAPS: F0 level and
 spread, loudness level and dynamics, rate, pauses, and voice-quality proxies (voicing ratio,
 frame-to-frame F0 change). Every number comes from :mod:`speech_drame.features`, so it is
-read from the feature cache when the clip was seen before.
+read from the feature cache when the clip was seen before. An undefined descriptor (the F0
+change of a clip without two consecutive voiced frames) is ``None`` with a ``*_note`` saying
+why, and the judge's text reads "n/a (reason)".
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+from speech_drame.features import prosody
 from speech_drame.features.blueprint import Blueprint
 
 
@@ -53,6 +57,9 @@ def trace_blueprint(bp: Blueprint) -> dict[str, Any]:
             "f0_jitter_st": _r(p.f0_slope_st, 3),
         },
     }
+    if not math.isfinite(p.f0_slope_st):
+        record["paralinguistics"]["f0_jitter_st"] = None
+        record["paralinguistics"]["f0_jitter_note"] = prosody.UNDEFINED["f0_slope_st"]
     if "question" in bp.context:
         record["content"]["relevance"] = _r(bp.context["question"], 3)
     return record
@@ -61,6 +68,11 @@ def trace_blueprint(bp: Blueprint) -> dict[str, Any]:
 def render_text(record: dict[str, Any]) -> str:
     """A :func:`trace_blueprint` record as compact text, one line per dimension."""
     c, q, p = record["content"], record["voice_quality"], record["paralinguistics"]
+    jitter = (
+        f"{p['f0_jitter_st']} st/frame"
+        if p["f0_jitter_st"] is not None
+        else f"n/a ({p.get('f0_jitter_note', 'undefined')})"
+    )
     return "\n".join(
         [
             f'Content: transcript "{c["transcript"]}" (ASR avg logprob {c["asr_avg_logprob"]}, '
@@ -75,6 +87,6 @@ def render_text(record: dict[str, Any]) -> str:
             f"rate {p['syllables_per_s']} syll/s, {p['words_per_s']} words/s; "
             f"pauses {p['pauses_per_min']}/min, mean {p['mean_pause_s']} s, "
             f"pause ratio {p['pause_ratio']}; voiced ratio {p['voiced_ratio']}, "
-            f"F0 jitter {p['f0_jitter_st']} st/frame",
+            f"F0 jitter {jitter}",
         ]
     )

@@ -10,6 +10,7 @@ judgments**: the demo shows the protocol running end to end, not its agreement w
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,6 +84,10 @@ def demo_labels(a: Response, b: Response, pair_id: str) -> PairLabels:
     return PairLabels(pair_id, {**labels, "overall": overall})
 
 
+def _clip_name(pair_index: int, response: Response) -> str:
+    return f"audio/q{pair_index % len(REQUESTS)}-{response.tag}.wav"
+
+
 def build_demo(out: str | Path) -> tuple[Path, Path]:
     """Write ``pairs.jsonl``, ``hcot.jsonl`` and the response wavs into ``out``."""
     out = Path(out)
@@ -91,7 +96,7 @@ def build_demo(out: str | Path) -> tuple[Path, Path]:
         request, right, wrong = REQUESTS[i % len(REQUESTS)]
         names = []
         for resp in (a, b):
-            name = f"audio/q{i % len(REQUESTS)}-{resp.tag}.wav"
+            name = _clip_name(i, resp)
             clips[name] = Rendering.plain(
                 right if resp.right else wrong,
                 "lively" if resp.lively else "flat",
@@ -106,3 +111,20 @@ def build_demo(out: str | Path) -> tuple[Path, Path]:
     manifest = out / "pairs.jsonl"
     manifest.write_text("".join(json.dumps(p) + "\n" for p in pairs), encoding="utf-8")
     return manifest, write_labels(gold, out / "hcot.jsonl")
+
+
+def next_steps(out: str | Path) -> str:
+    """What the demo wrote into ``out`` and the commands that judge and evaluate it."""
+    out = Path(out)
+    pairs, hcot, labels = (shlex.quote(str(out / n)) for n in ("pairs.jsonl", "hcot.jsonl",
+                                                                "labels.jsonl"))  # fmt: skip
+    n_clips = len({_clip_name(i, r) for i, pair in enumerate(PAIRS) for r in pair})
+    return (
+        f"wrote {len(PAIRS)} pairs ({n_clips} response clips in {out / 'audio'}) to "
+        f"{out / 'pairs.jsonl'}\n"
+        f"wrote their construction-derived proxy labels (not human judgments) to "
+        f"{out / 'hcot.jsonl'}\n"
+        "next: judge the pairs offline, then compare with the proxy labels:\n"
+        f"  speech-drame trace run {pairs} --out {labels}\n"
+        f"  speech-drame trace evaluate {labels} --hcot {hcot}"
+    )

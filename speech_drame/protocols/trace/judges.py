@@ -212,5 +212,7 @@ class ChatTraceJudge:
     def decide(
         self, instruction: str, first: Mapping[str, Any], second: Mapping[str, Any]
     ) -> tuple[dict[str, DimensionDecision], str]:
-        raw, data = ask_json(self.client, self.payload(instruction, first, second))
+        raw, data = ask_json(
+            self.client, self.payload(instruction, first, second), parse_trace_answer
+        )
         return parse_trace_answer(data, raw), raw
