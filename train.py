@@ -7,7 +7,9 @@
     python train.py --config configs/drame_eval_archetype.yaml --tiny --max_steps 20 \\
         --output_dir /tmp/drame-eval-smoke          # offline smoke run on a tiny random model
 
-All logic lives in speech_drame/training/; `python train.py --help` lists the options.
+Checkpoints go to --output_dir, the exported evaluator to <output_dir>/evaluator (what
+--push_to_hub uploads). All logic lives in speech_drame/training/; `python train.py --help`
+lists the options.
 """
 
 import sys

@@ -59,6 +59,22 @@ def test_json_output_matches_the_scorer(evaluator, capsys):
     assert row["content_pass"] == pytest.approx(direct.scores["content_pass"].expected, abs=1e-4)
 
 
+def test_the_cut_and_the_full_scale_scaling_are_reported(evaluator, tmp_path, capsys):
+    """DRAME-Eval rows carry the same audio facts as the LiteScorer's (30 s cut, peak, gain)."""
+    long_loud = tmp_path / "long_loud.wav"
+    sf.write(long_loud, 2.0 * tone(31.0, seed=3) / 0.31, 16_000, subtype="FLOAT")  # peak ~2
+    argv = ["score", str(long_loud), "--mode", "archetype", "--question", QUESTION,
+            "--scorer", f"drame-eval:{evaluator}"]  # fmt: skip
+    assert main([*argv, "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    audio = row["audio"]
+    assert audio["truncated"] and audio["seconds"] == pytest.approx(30.0)
+    assert audio["original_seconds"] == pytest.approx(31.0)
+    assert audio["peak"] > 1.9 and audio["gain"] == pytest.approx(1 / audio["peak"], rel=1e-3)
+    assert main(argv) == 0
+    assert "cut to the first 30 s" in capsys.readouterr().out
+
+
 def test_bad_clip_is_reported_and_mode_mismatch_refused(evaluator, capsys):
     clips = evaluator / "clips"
     status = main(
@@ -82,3 +98,30 @@ def test_bad_clip_is_reported_and_mode_mismatch_refused(evaluator, capsys):
     )  # fmt: skip
     assert status == 2
     assert "not a DRAME-Eval folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "spec", ["{tmp}/missing/evaluator", "./missing", "../missing", "~/missing-drame-eval", "missing",
+             "runs/missing/evaluator"],
+)  # fmt: skip
+def test_a_missing_folder_is_reported_as_missing_not_looked_up_on_the_hub(
+    spec, evaluator, tmp_path, capsys
+):
+    spec = spec.format(tmp=tmp_path)
+    status = main(
+        ["score", str(evaluator / "clips" / "c0.wav"), "--mode", "archetype", "--question",
+         QUESTION, "--scorer", f"drame-eval:{spec}"]
+    )  # fmt: skip
+    assert status == 2
+    assert capsys.readouterr().err.strip() == f"error: {spec}: no such folder"
+
+
+def test_an_org_name_that_is_no_folder_is_tried_on_the_hub(evaluator, capsys):
+    status = main(
+        ["score", str(evaluator / "clips" / "c0.wav"), "--mode", "archetype", "--question",
+         QUESTION, "--scorer", "drame-eval:someone/not-a-folder"]
+    )  # fmt: skip
+    assert status == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("error: someone/not-a-folder: no such folder, and no ")
+    assert "from the Hub repo someone/not-a-folder" in line

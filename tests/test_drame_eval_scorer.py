@@ -139,3 +139,60 @@ def test_score_rows_streams_batches_and_records_unusable_audio(tiny, tmp_path):
     assert "'silent'" in results[1].error and "digital silence" in results[1].error
     direct = scorer.score_clips([Clip("b", tone(0.7, seed=2), {"question": FIELDS["question"]})])
     assert max_difference(results[2:], direct) < 1e-6
+
+
+def test_scoring_files_decodes_them_inside_the_loop_one_batch_at_a_time(tmp_path, monkeypatch):
+    """`score --scorer drame-eval:...` reads and decodes each batch inside the scoring loop:
+    at most ``batch_size`` decoded clips are alive at once, unreadable files are failures
+    by index, and the scores equal one batch of every clip."""
+    import inspect
+    import weakref
+
+    import soundfile as sf
+    from peft import LoraConfig, get_peft_model
+
+    from speech_drame.audio_llm.qwen2_audio import LORA_TARGET_REGEX
+    from speech_drame.commands.score import score_with_drame_eval
+    from speech_drame.scorers import drame_eval
+    from speech_drame.scorers.drame_eval import EvaluatorInfo, clip_from_file
+
+    folder = tmp_path / "evaluator"
+    model, processor = build_tiny(seed=0)
+    get_peft_model(model, LoraConfig(r=4, target_modules=LORA_TARGET_REGEX)).save_pretrained(folder)
+    processor.save_pretrained(folder)
+    EvaluatorInfo("archetype", list(scored_dimensions("archetype")), "tiny").save(folder)
+    paths = []
+    for i in range(9):
+        paths.append(str(tmp_path / f"c{i}.wav"))
+        sf.write(paths[-1], tone(0.4, freq=150 + 20 * i, seed=i) * (i != 4), 16_000)
+    question = {"question": FIELDS["question"]}
+
+    decoded: list[weakref.ref] = []
+    peak = 0
+
+    def counting(path, fields):
+        nonlocal peak
+        clip = clip_from_file(path, fields)
+        decoded.append(weakref.ref(clip))
+        peak = max(peak, sum(r() is not None for r in decoded))
+        return clip
+
+    monkeypatch.setattr(drame_eval, "clip_from_file", counting)
+    scored, errors = score_with_drame_eval(str(folder), "archetype", paths, question)
+    monkeypatch.undo()
+    batch_size = inspect.signature(DrameEvalScorer.from_pretrained).parameters["batch_size"]
+    assert len(decoded) == 8 and peak <= batch_size.default, peak  # c4 is digital silence
+    assert list(errors) == [4] and "c4.wav: digital silence" in errors[4]
+    assert sorted(scored) == [0, 1, 2, 3, 5, 6, 7, 8]
+
+    whole = DrameEvalScorer.from_pretrained(folder, batch_size=len(paths))
+    reference = whole.score_clips(
+        [clip_from_file(p, question) for i, p in enumerate(paths) if i != 4]
+    )
+    for i, ref in zip(sorted(scored), reference, strict=True):
+        assert scored[i].source == paths[i] == ref.id
+        assert scored[i].content_pass == pytest.approx(
+            ref.scores["content_pass"].expected, abs=1e-5
+        )
+        for dim, value in scored[i].scores.items():
+            assert value == pytest.approx(ref.scores[dim].expected, abs=1e-5)

@@ -1,5 +1,6 @@
 """End to end on the demo dataset (archetype): train.py on the tiny random Qwen2-Audio, offline,
-then reload, model card, push listing, resume."""
+then reload, model card, push listing, resume. Checkpoints are in the output folder, the
+exported evaluator in its ``evaluator/``."""
 
 import contextlib
 import io
@@ -13,7 +14,7 @@ from datasets import load_dataset
 from huggingface_hub import DatasetCard, ModelCard
 
 from speech_drame.scorers.drame_eval import DrameEvalScorer
-from speech_drame.training.hub import upload_files
+from speech_drame.training.export import folder_files
 from speech_drame.training.run import main
 
 pytestmark = pytest.mark.slow
@@ -61,7 +62,7 @@ def test_training_lowers_the_loss(run):
 
 def test_every_clip_dimension_with_a_valid_rating_is_a_training_pair(run, demo_dataset_dir):
     out, _ = run
-    train = json.loads((out / "metrics.json").read_text())["train"]
+    train = json.loads((out / "evaluator" / "metrics.json").read_text())["train"]
     assert train["global_step"] == STEPS
     rows = load_dataset(str(demo_dataset_dir), "archetype")["train"]["annotations"]
     dims = ("content_pass", "audio_quality", "human_likeness", "appropriateness")
@@ -72,7 +73,8 @@ def test_every_clip_dimension_with_a_valid_rating_is_a_training_pair(run, demo_d
 
 
 def test_adapter_reloads_and_gives_identical_scores(run, demo_dataset_dir):
-    out, _ = run
+    run_dir, _ = run
+    out = run_dir / "evaluator"
     assert (out / "adapter_model.safetensors").is_file()
     adapter = json.loads((out / "adapter_config.json").read_text())
     assert adapter["r"] == 16 and "language_model" in adapter["target_modules"]
@@ -81,6 +83,10 @@ def test_adapter_reloads_and_gives_identical_scores(run, demo_dataset_dir):
 
     info = json.loads((out / "drame_eval_config.json").read_text())
     assert info["base_model"] == "tiny" and info["dtype"] == "float32"
+    trained_on = info["training_data"]  # what the Space shows next to the scores
+    assert trained_on["dataset"] == str(demo_dataset_dir) and trained_on["split"] == "train"
+    assert trained_on["labels_are_synthetic"] is True
+    assert "synthetic proxy labels" in trained_on["label_note"]
     scorer = DrameEvalScorer.from_pretrained(out)  # fresh tiny base from the seed + adapter
     rows = load_dataset(str(demo_dataset_dir), "archetype")["test"].select(range(EVAL_CLIPS))
     again = scorer.score_rows(rows)
@@ -102,7 +108,7 @@ def test_adapter_reloads_and_gives_identical_scores(run, demo_dataset_dir):
 
 
 def test_model_card_parses_with_the_measured_metrics(run, demo_dataset_dir):
-    out, _ = run
+    out = run[0] / "evaluator"
     card = ModelCard.load(out / "README.md")
     data = card.data
     assert data.library_name == "peft" and data.base_model == "tiny"
@@ -134,7 +140,8 @@ def test_model_card_parses_with_the_measured_metrics(run, demo_dataset_dir):
 
 
 def test_push_dry_run_lists_exactly_the_exported_files(run):
-    out, printed = run
+    run_dir, printed = run
+    out = run_dir / "evaluator"
     listing = printed[printed.index("push dry run") :].splitlines()
     assert listing[1] == "target: https://huggingface.co/someone/drame-eval-tiny (model repo)"
     files = {}
@@ -148,21 +155,21 @@ def test_push_dry_run_lists_exactly_the_exported_files(run):
         "drame_eval_config.json", "metrics.json", "predictions/test.jsonl",
         "processor_config.json", "tokenizer.json", "tokenizer_config.json", "chat_template.jinja",
     }  # fmt: skip
-    assert set(files) == expected == {f.as_posix() for f in upload_files(out)}
+    assert set(files) == expected == {f.as_posix() for f in folder_files(out)}
     assert all(files[name] == (out / name).stat().st_size for name in files)
     assert listing[2] == f"files: {len(files)}, {sum(files.values())} bytes"
     assert not any(name.startswith("checkpoint-") for name in files)
 
 
-def test_resume_continues_from_the_last_checkpoint(run, demo_dataset_dir, caplog):
+def test_resume_continues_from_the_last_checkpoint(run, demo_dataset_dir, caplog, capsys):
     out, _ = run
-    with pytest.raises(FileExistsError, match="pass --resume"):
-        main(train_args(demo_dataset_dir, out, "--max_steps", str(STEPS + 2)))
+    assert main(train_args(demo_dataset_dir, out, "--max_steps", str(STEPS + 2))) == 2
+    assert "pass --resume to continue it, --overwrite_output_dir" in capsys.readouterr().err
     with caplog.at_level(logging.INFO, logger="speech_drame.training.run"):
         args = ["--max_steps", str(STEPS + 2), "--resume", "--activation_checkpointing", "true"]
         assert main(train_args(demo_dataset_dir, out, *args)) == 0
     assert f"resuming from {out / f'checkpoint-{STEPS}'}" in caplog.text
-    metrics = json.loads((out / "metrics.json").read_text())
+    metrics = json.loads((out / "evaluator" / "metrics.json").read_text())
     assert metrics["train"]["global_step"] == STEPS + 2
     state = json.loads((out / f"checkpoint-{STEPS + 2}" / "trainer_state.json").read_text())
     steps = [h["step"] for h in state["log_history"] if "loss" in h]

@@ -17,19 +17,43 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..audio import SCORED_SECONDS, AudioError, load_audio
+from ..atomic_io import write_json
+from ..audio import SCORED_SECONDS, AudioError, AudioFacts, load_audio
 from ..audio_llm.qwen2_audio import PrefixInputs, PromptEncoder, pad, stack_audio
 from ..prompts import rubric, scored_dimensions
 from ..schema import Config, check_config
 
 EVALUATOR_CONFIG = "drame_eval_config.json"
+EVALUATOR_DIR = "evaluator"  # train.py exports the evaluator of a run to <output_dir>/evaluator
+HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")  # ORG/NAME, the only Hub shape
+
+
+def locate_evaluator(spec: str | os.PathLike) -> Path | str:
+    """The local folder ``spec`` names, or ``spec`` itself as a Hub id.
+
+    A ``train.py`` output folder stands for its ``evaluator/`` export. Only a spec shaped like
+    ``ORG/NAME`` (not ``./x``, ``../x``, ``/x``, ``~/x`` or ``a/b/c``) that is not a local
+    folder is taken for a Hub id; anything else that does not exist raises
+    ``FileNotFoundError("SPEC: no such folder")``.
+    """
+    text = str(spec)
+    folder = Path(text).expanduser()
+    if folder.is_dir():
+        export = folder / EVALUATOR_DIR
+        if not (folder / EVALUATOR_CONFIG).is_file() and (export / EVALUATOR_CONFIG).is_file():
+            return export
+        return folder
+    if not HUB_ID.fullmatch(text):
+        raise FileNotFoundError(f"{text}: no such folder")
+    return text
 
 
 @dataclass
@@ -38,6 +62,9 @@ class EvaluatorInfo:
 
     ``base_model`` is a Hub id or path, or ``"tiny"`` (rebuilt offline from ``tiny_seed``);
     ``dtype`` the torch dtype the base weights had in training (scoring uses it by default).
+    ``training_data`` says what it learned from, with the keys a LiteScorer's ``info`` uses
+    (``dataset``, ``split``, ``n_train``, ``labels_are_synthetic``, ``label_note``); ``None``
+    for folders saved before it was recorded.
     """
 
     config: Config
@@ -46,24 +73,33 @@ class EvaluatorInfo:
     dtype: str = "float32"
     tiny_seed: int = 0
     format_version: int = 1
+    training_data: dict[str, Any] | None = None
 
     def save(self, folder: str | os.PathLike) -> Path:
-        path = Path(folder) / EVALUATOR_CONFIG
-        path.write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
-        return path
+        return write_json(Path(folder) / EVALUATOR_CONFIG, asdict(self), indent=2)
 
     @classmethod
     def load(cls, path_or_hub_id: str | os.PathLike) -> EvaluatorInfo:
-        """Read it from a local folder, or from a Hub repo (through the local cache offline)."""
-        folder = Path(path_or_hub_id)
-        if folder.is_dir():
-            path = folder / EVALUATOR_CONFIG
+        """Read it from a local folder, or from a Hub repo (through the local cache offline).
+
+        Raises ``FileNotFoundError`` naming ``path_or_hub_id`` (see :func:`locate_evaluator`).
+        """
+        source = locate_evaluator(path_or_hub_id)
+        if isinstance(source, Path):
+            path = source / EVALUATOR_CONFIG
             if not path.is_file():
-                raise FileNotFoundError(f"{folder}: no {EVALUATOR_CONFIG}; not a DRAME-Eval folder")
+                raise FileNotFoundError(f"{source}: no {EVALUATOR_CONFIG}; not a DRAME-Eval folder")
         else:
             from huggingface_hub import hf_hub_download
 
-            path = Path(hf_hub_download(str(path_or_hub_id), EVALUATOR_CONFIG))
+            try:
+                path = Path(hf_hub_download(source, EVALUATOR_CONFIG))
+            except (OSError, ValueError) as exc:
+                reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                raise FileNotFoundError(
+                    f"{source}: no such folder, and no {EVALUATOR_CONFIG} from the Hub repo "
+                    f"{source} ({reason})"
+                ) from None
         data = json.loads(path.read_text(encoding="utf-8"))
         info = cls(**data)
         check_config(info.config)
@@ -74,11 +110,13 @@ class EvaluatorInfo:
 
 @dataclass(frozen=True)
 class Clip:
-    """One clip to score: 16 kHz mono samples (first 30 s) and its context columns."""
+    """One clip to score: 16 kHz mono samples (first 30 s), its context columns and what
+    reading it measured and did (``audio``: the cut, peak and gain), when known."""
 
     id: str
     samples: np.ndarray
     fields: Mapping[str, Any]
+    audio: AudioFacts | None = None
 
 
 @dataclass
@@ -98,11 +136,13 @@ class DimensionScore:
 
 @dataclass
 class ClipScores:
-    """All dimensions of one clip, or the reason it could not be scored."""
+    """All dimensions of one clip, or the reason it could not be scored; ``audio`` as in
+    :class:`Clip`."""
 
     id: str
     scores: dict[str, DimensionScore] = field(default_factory=dict)
     error: str | None = None
+    audio: AudioFacts | None = None
 
     @property
     def ok(self) -> bool:
@@ -117,6 +157,7 @@ class ClipScores:
                 k: dict(zip(v.labels, v.probabilities, strict=True)) for k, v in self.scores.items()
             },
             "label_mass": {k: v.label_mass for k, v in self.scores.items()},
+            "audio": None if self.audio is None else self.audio.to_dict(),
         }
 
 
@@ -133,13 +174,25 @@ def clip_from_row(row: Mapping[str, Any]) -> Clip:
     except AudioError as exc:
         raise AudioError(f"clip {row['id']!r}", exc.reason) from None
     fields = {k: v for k, v in row.items() if isinstance(v, str)}
-    return Clip(str(row["id"]), audio.samples, fields)
+    return Clip(str(row["id"]), audio.samples, fields, audio.facts)
 
 
 def clip_from_file(path: str | os.PathLike, fields: Mapping[str, Any]) -> Clip:
     """A :class:`Clip` read from an audio file (first 30 s); raises ``AudioError`` naming it."""
     audio = load_audio(path, max_seconds=SCORED_SECONDS)
-    return Clip(str(path), audio.samples, dict(fields))
+    return Clip(str(path), audio.samples, dict(fields), audio.facts)
+
+
+def _clip_or_failure(clip_id: Any, load: Callable[..., Clip], *args: Any) -> Clip | ClipScores:
+    """``load(*args)``, or the failure (with its reason) if the audio cannot be used."""
+    try:
+        return load(*args)
+    except AudioError as exc:
+        return ClipScores(str(clip_id), error=str(exc))
+
+
+def _length(items: Iterable[Any]) -> int | None:
+    return len(items) if isinstance(items, Sized) else None
 
 
 def _modules(model: Any) -> tuple[Any, Any]:
@@ -191,6 +244,9 @@ class DrameEvalScorer:
     ) -> DrameEvalScorer:
         """Load a trained evaluator: base model + LoRA adapter + processor from one folder or repo.
 
+        ``path_or_hub_id`` is an evaluator folder, a ``train.py`` output folder (its
+        ``evaluator/``) or a Hub id ``ORG/NAME`` (see :func:`locate_evaluator`).
+
         ``base_model`` overrides the base recorded in ``drame_eval_config.json`` (e.g. a local
         copy of Qwen2-Audio-7B-Instruct); ``dtype`` (a torch dtype) overrides the training dtype.
         """
@@ -200,14 +256,15 @@ class DrameEvalScorer:
 
         from ..audio_llm.qwen2_audio import load_base
 
-        info = EvaluatorInfo.load(path_or_hub_id)
+        source = str(locate_evaluator(path_or_hub_id))
+        info = EvaluatorInfo.load(source)
         model, _ = load_base(
             base_model or info.base_model,
             dtype=dtype if dtype is not None else getattr(torch, info.dtype),
             seed=info.tiny_seed,
         )
-        processor = AutoProcessor.from_pretrained(str(path_or_hub_id))
-        model = PeftModel.from_pretrained(model, str(path_or_hub_id))
+        processor = AutoProcessor.from_pretrained(source)
+        model = PeftModel.from_pretrained(model, source)
         if device is not None:
             model = model.to(device)
         return cls(
@@ -216,18 +273,14 @@ class DrameEvalScorer:
 
     # -- public API ------------------------------------------------------------------------
 
-    def score_clips(self, clips: Iterable[Clip], *, shared_prefix: bool = True) -> list[ClipScores]:
-        """Score every clip on every dimension, in batches of ``batch_size`` clips."""
-        results: list[ClipScores] = []
-        batch: list[Clip] = []
-        for clip in clips:
-            batch.append(clip)
-            if len(batch) == self.batch_size:
-                results += self._score_batch(batch, shared_prefix)
-                batch = []
-        if batch:
-            results += self._score_batch(batch, shared_prefix)
-        return results
+    def score_clips(
+        self, clips: Iterable[Clip], *, shared_prefix: bool = True, progress: bool = False
+    ) -> list[ClipScores]:
+        """Score every clip on every dimension, in batches of ``batch_size`` clips.
+
+        ``clips`` is read lazily: give a generator and at most ``batch_size`` clips are held.
+        """
+        return self._score_stream(clips, shared_prefix, progress, _length(clips))
 
     def score_rows(
         self,
@@ -240,32 +293,65 @@ class DrameEvalScorer:
 
         A row whose audio cannot be used is recorded as a failure with its reason.
         """
+        clips = (_clip_or_failure(row["id"], clip_from_row, row) for row in rows)
+        return self._score_stream(clips, shared_prefix, progress, _length(rows))
+
+    def score_files(
+        self,
+        paths: Iterable[str | os.PathLike],
+        fields: Mapping[str, Any],
+        *,
+        shared_prefix: bool = True,
+        progress: bool = False,
+    ) -> list[ClipScores]:
+        """Score audio files that share the context ``fields``, reading ``batch_size`` files at
+        a time (memory stays flat); ids are the paths.
+
+        A file that cannot be read or used is recorded as a failure naming it.
+        """
+        clips = (_clip_or_failure(p, clip_from_file, p, fields) for p in paths)
+        return self._score_stream(clips, shared_prefix, progress, _length(paths))
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _score_stream(
+        self,
+        clips: Iterable[Clip | ClipScores],
+        shared_prefix: bool,
+        progress: bool,
+        total: int | None,
+    ) -> list[ClipScores]:
+        """Results in input order; a :class:`ClipScores` in the input is a failure already
+        recorded (unusable audio). Only the current batch of clips is held."""
         from tqdm.auto import tqdm
 
         results: list[ClipScores] = []
-        pending: list[tuple[int, Clip]] = []
+        batch: list[tuple[int, Clip]] = []
+        bar = tqdm(total=total, desc="scoring", unit="clip", disable=not progress)
 
         def flush() -> None:
-            scored = self._score_batch([clip for _, clip in pending], shared_prefix)
-            for (i, _), result in zip(pending, scored, strict=True):
+            scored = self._score_batch([clip for _, clip in batch], shared_prefix)
+            for (i, clip), result in zip(batch, scored, strict=True):
+                result.audio = clip.audio
                 results[i] = result
-            pending.clear()
+            bar.update(len(batch))
+            batch.clear()
 
-        for row in tqdm(rows, desc="scoring", unit="clip", disable=not progress):
-            try:
-                clip = clip_from_row(row)
-            except AudioError as exc:
-                results.append(ClipScores(str(row["id"]), error=str(exc)))
-                continue
-            pending.append((len(results), clip))
-            results.append(ClipScores(clip.id))
-            if len(pending) == self.batch_size:
+        try:
+            for item in clips:
+                if isinstance(item, ClipScores):
+                    results.append(item)
+                    bar.update(1)
+                    continue
+                batch.append((len(results), item))
+                results.append(ClipScores(item.id))  # replaced when its batch is scored
+                if len(batch) == self.batch_size:
+                    flush()
+            if batch:
                 flush()
-        if pending:
-            flush()
+        finally:
+            bar.close()
         return results
-
-    # -- internals -------------------------------------------------------------------------
 
     def _score_batch(self, clips: Sequence[Clip], shared_prefix: bool) -> list[ClipScores]:
         import torch

@@ -13,13 +13,17 @@ App. L.3): at every step one annotator's label is sampled per example and dimens
 Archetype Content Pass is a sigmoid probability trained on sampled annotator votes.
 
 A scorer is saved as ``model.safetensors`` + ``config.json`` (no pickle); the config records
-the feature versions it was trained on, and loading it beside other versions is an error.
+the feature versions it was trained on, and loading it beside other versions is an error. The
+config also records the SHA-256 of the weights, and a save replaces the folder whole (built
+beside it, then swapped in), so a loaded scorer is always one save's config with its weights.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,11 +31,14 @@ from typing import Any
 
 import numpy as np
 
+from speech_drame.atomic_io import replace_dir, staging_dir, strict_json, write_text
+from speech_drame.audio import AudioFacts
+from speech_drame.features import prosody
 from speech_drame.features.blueprint import FEATURE_VERSIONS, Blueprint
 from speech_drame.features.common import require, torch_threads
 from speech_drame.schema import CONTENT_PASS, SCORE_MAX, SCORE_MIN, Config, check_config, dimensions
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: config.json records weights_sha256
 N_LEVELS = SCORE_MAX - SCORE_MIN + 1
 LEVELS = np.arange(SCORE_MIN, SCORE_MAX + 1, dtype=np.float64)
 CONFIG_FILE, WEIGHTS_FILE = "config.json", "model.safetensors"
@@ -138,26 +145,45 @@ def feature_names(mode: Config) -> list[str]:
     return names
 
 
+def check_blueprint(bp: Blueprint, mode: Config) -> None:
+    """Refuse a blueprint the scorer cannot read: a context similarity or text the mode needs
+    is missing, or a feature is undefined (e.g. the F0 slope of a clip without two consecutive
+    voiced frames). Nothing is imputed: such a clip is not scored, and the error says why.
+
+    Raises:
+        ValueError: naming the clip, the field and the reason.
+    """
+    embedded = EMBEDDED_CONTEXTS[check_config(mode)]
+    for what, have, need in (
+        ("similarity", bp.context, CONTEXTS[mode]),
+        ("text", bp.context_texts, embedded),
+    ):
+        missing = [c for c in need if c not in have]
+        if missing:
+            raise ValueError(
+                f"{bp.source}: blueprint lacks the {mode} context {what} for {', '.join(missing)}"
+            )
+    for (a, b), name in zip(_SCALARS, _scalar_names(), strict=True):
+        value = float(getattr(getattr(bp, a), b) if b else getattr(bp, a))
+        if not np.isfinite(value):
+            why = prosody.UNDEFINED.get(b, "not finite") if a == prosody.NAME else "not finite"
+            raise ValueError(
+                f"{bp.source}: feature {name} is undefined ({why}); the LiteScorer does not "
+                "score this clip"
+            )
+
+
 def feature_matrix(blueprints: Sequence[Blueprint], mode: Config) -> np.ndarray:
     """The blueprints as the scorer's fixed-length float vectors, ``(n, len(feature_names))``.
 
     Raises:
-        ValueError: if a context similarity or text the mode needs is missing from a blueprint.
+        ValueError: a blueprint fails :func:`check_blueprint`.
     """
     from speech_drame.features.text import embed_texts
 
-    embedded = EMBEDDED_CONTEXTS[check_config(mode)]
     for bp in blueprints:
-        for what, have, need in (
-            ("similarity", bp.context, CONTEXTS[mode]),
-            ("text", bp.context_texts, embedded),
-        ):
-            missing = [c for c in need if c not in have]
-            if missing:
-                raise ValueError(
-                    f"{bp.source}: blueprint lacks the {mode} context {what} for "
-                    f"{', '.join(missing)}"
-                )
+        check_blueprint(bp, mode)
+    embedded = EMBEDDED_CONTEXTS[check_config(mode)]
     scalars = _scalar_names()
     rows = [
         [float(getattr(getattr(bp, a), b) if b else getattr(bp, a)) for a, b in _SCALARS]
@@ -195,13 +221,18 @@ def feature_vector(bp: Blueprint, mode: Config) -> np.ndarray:
 
 @dataclass
 class ClipScores:
-    """One clip's scores: per dimension the expected score and its 1..5 distribution."""
+    """One clip's scores: per dimension the expected score and its 1..5 distribution.
+
+    ``audio`` is what reading the clip measured and did (duration, the 30 s cut, peak and the
+    gain that fitted it into [-1, 1]), when known.
+    """
 
     source: str
     scores: dict[str, float]
     distributions: dict[str, list[float]]
     content_pass: float | None = None  # archetype: probability that the content passes
     transcript: str = ""
+    audio: AudioFacts | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"source": self.source, "transcript": self.transcript}
@@ -209,6 +240,8 @@ class ClipScores:
             out[CONTENT_PASS] = self.content_pass
         out["scores"] = self.scores
         out["distributions"] = self.distributions
+        if self.audio is not None:
+            out["audio"] = self.audio.to_dict()
         return out
 
 
@@ -305,6 +338,7 @@ class LiteScorer:
                 distributions={d: probs[i, j].tolist() for j, d in enumerate(self.dimensions)},
                 content_pass=float(p[i]) if p is not None else None,
                 transcript=b.transcript.text,
+                audio=b.audio,
             )
             for i, b in enumerate(blueprints)
         ]
@@ -325,14 +359,31 @@ class LiteScorer:
         }
 
     def save(self, folder: str | os.PathLike) -> Path:
-        """Write ``config.json`` and ``model.safetensors`` into ``folder``."""
-        from safetensors.torch import save_file
+        """Save as the folder ``folder``: ``model.safetensors`` and ``config.json`` (with the
+        weights' SHA-256).
 
-        out = Path(folder)
-        out.mkdir(parents=True, exist_ok=True)
+        The folder is built beside ``folder`` and swapped in whole (anything else in it is
+        replaced too): after a kill or an error ``folder`` holds the previous scorer or this
+        one, never one's config with the other's weights.
+        """
+        from safetensors.torch import save
+
         state = {k: v.detach().contiguous() for k, v in self.net.state_dict().items()}
-        save_file(state, str(out / WEIGHTS_FILE), metadata={"format": "pt"})
-        (out / CONFIG_FILE).write_text(json.dumps(self.config(), indent=1) + "\n", encoding="utf-8")
+        weights = save(state, metadata={"format": "pt"})
+        config = {**self.config(), "weights_sha256": hashlib.sha256(weights).hexdigest()}
+        text = json.dumps(strict_json(config), indent=1, allow_nan=False) + "\n"
+        out = Path(folder)
+        stage = staging_dir(out)
+        try:
+            with open(stage / WEIGHTS_FILE, "wb") as handle:
+                handle.write(weights)
+                handle.flush()
+                os.fsync(handle.fileno())
+            write_text(stage / CONFIG_FILE, text)
+            replace_dir(stage, out)
+        except BaseException:
+            shutil.rmtree(stage, ignore_errors=True)
+            raise
         return out
 
     @classmethod
@@ -340,10 +391,11 @@ class LiteScorer:
         """Read a saved scorer.
 
         Raises:
-            ScorerError: missing files, an unknown format, or feature versions that differ
-                from the installed extractors (the scorer must be retrained).
+            ScorerError: missing files, an unknown format, weights that are not the ones the
+                config was saved with, or feature versions that differ from the installed
+                extractors (the scorer must be retrained).
         """
-        from safetensors.torch import load_file
+        from safetensors.torch import load
 
         path = Path(folder)
         cfg_path = path / CONFIG_FILE
@@ -359,9 +411,20 @@ class LiteScorer:
             cfg.get("kind") != "speech-drame-lite-scorer"
             or cfg.get("format_version") != FORMAT_VERSION
         ):
+            older = cfg.get("kind") == "speech-drame-lite-scorer" and cfg.get("format_version") == 1
+            hint = "; saved by an older speech-drame: retrain it (speech-drame train-lite)"
             raise ScorerError(
                 f"{cfg_path}: not a LiteScorer config of format {FORMAT_VERSION} "
                 f"(kind={cfg.get('kind')!r}, format_version={cfg.get('format_version')!r})"
+                + (hint if older else "")
+            )
+        weights = (path / WEIGHTS_FILE).read_bytes()
+        digest = hashlib.sha256(weights).hexdigest()
+        if digest != cfg.get("weights_sha256"):
+            raise ScorerError(
+                f"{path}: {WEIGHTS_FILE} does not belong to its {CONFIG_FILE} (weights SHA-256 "
+                f"{digest[:12]}..., the config records {str(cfg.get('weights_sha256'))[:12]}...): "
+                "the folder mixes two saves; save or train the scorer again"
             )
         mode = check_config(cfg["mode"])
         if cfg["feature_versions"] != FEATURE_VERSIONS:
@@ -387,7 +450,7 @@ class LiteScorer:
             _n_embedded(mode),
             options.context_components,
         )
-        net.load_state_dict(load_file(str(path / WEIGHTS_FILE)))
+        net.load_state_dict(load(weights))
         net.eval()
         norm = cfg["normalisation"]
         return cls(

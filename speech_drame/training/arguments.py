@@ -2,12 +2,19 @@
 
 ``--config FILE.yaml`` supplies defaults (keys are the option names below); options given on
 the command line override them, so ``train.py --config configs/x.yaml --max_steps 20`` works.
+
+The machine is checked before anything is loaded: on a machine without a bf16-capable GPU,
+``--tiny`` (a smoke run) switches to CPU settings itself (``--use_cpu --bf16 false
+--model_dtype float32``, each unless given on the command line) and says so in one log line,
+while a full run with bf16 stops with a :class:`~speech_drame.training.SetupError` naming the
+options to change.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+import logging
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -15,6 +22,16 @@ from typing import Any, Literal
 from transformers import HfArgumentParser, TrainingArguments
 
 from ..audio_llm.qwen2_audio import DEFAULT_MODEL, LORA_TARGET_REGEX
+from . import SetupError
+
+logger = logging.getLogger(__name__)
+
+# What a run without a bf16-capable GPU needs (option name -> value).
+CPU_SETTINGS: dict[str, Any] = {"use_cpu": True, "bf16": False, "model_dtype": "float32"}
+NO_GPU_MESSAGE = (
+    "no GPU with bf16 support: add --bf16 false --model_dtype float32 --use_cpu (slow), "
+    "or run on a GPU"
+)
 
 
 @dataclass
@@ -91,6 +108,13 @@ class DrameEvalTrainingArguments(TrainingArguments):
         default=False,
         metadata={"help": "Resume from the last checkpoint in --output_dir, if there is one."},
     )
+    overwrite_output_dir: bool = field(
+        default=False,
+        metadata={
+            "help": "Start over in an --output_dir that holds an earlier run: its checkpoints "
+            "are deleted first; its exported evaluator is replaced at the end."
+        },
+    )
     push_dry_run: bool = field(
         default=False,
         metadata={"help": "Print the files and target repo of the Hub push without uploading."},
@@ -128,16 +152,69 @@ def load_yaml_defaults(path: str | Path, parser: argparse.ArgumentParser) -> dic
     return data
 
 
+def bf16_accelerator_available() -> bool:
+    """Whether ``TrainingArguments`` accepts ``bf16`` without ``use_cpu`` on this machine."""
+    from transformers.utils import is_torch_bf16_gpu_available, is_torch_xla_available
+
+    return is_torch_bf16_gpu_available() or is_torch_xla_available()
+
+
+def explicit_options(argv: Sequence[str] | None) -> set[str]:
+    """The option names given on the command line (not from ``--config`` or defaults)."""
+    unset = object()
+    parser = build_parser()
+    parser.set_defaults(**{a.dest: unset for a in parser._actions if a.dest != "help"})
+    given, _ = parser.parse_known_args(argv)
+    return {name for name, value in vars(given).items() if value is not unset}
+
+
+def _flags(settings: Mapping[str, Any]) -> str:
+    return " ".join(
+        f"--{k}" if v is True else f"--{k} {str(v).lower()}" for k, v in settings.items()
+    )
+
+
+def machine_defaults(values: argparse.Namespace, explicit: set[str]) -> dict[str, Any]:
+    """Option defaults this machine needs, checked before anything is loaded.
+
+    Without a bf16-capable GPU, ``--tiny`` gets :data:`CPU_SETTINGS` (those not given on the
+    command line); any other run that would use bf16 off the CPU raises :class:`SetupError`.
+    """
+    if bf16_accelerator_available():
+        return {}
+    chosen: dict[str, Any] = {}
+    if values.tiny:
+        chosen = {
+            k: v for k, v in CPU_SETTINGS.items() if k not in explicit and getattr(values, k) != v
+        }
+        if chosen:
+            logger.info(
+                "--tiny and no GPU with bf16 support: running on CPU with %s (give these "
+                "options on the command line to choose otherwise)",
+                _flags(chosen),
+            )
+    settings = {**vars(values), **chosen}
+    if (settings["bf16"] or settings["bf16_full_eval"]) and not settings["use_cpu"]:
+        raise SetupError(NO_GPU_MESSAGE)
+    return chosen
+
+
 def parse_args(
     argv: Sequence[str] | None = None,
 ) -> tuple[ModelArguments, DataArguments, LoraArguments, DrameEvalTrainingArguments]:
-    """Parse the command line (``--config`` YAML first, then the explicit options)."""
+    """Parse the command line (``--config`` YAML first, then the explicit options).
+
+    Raises:
+        SetupError: the options need hardware this machine lacks (see :func:`machine_defaults`).
+    """
     parser = build_parser()
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--config")
     known, _ = pre.parse_known_args(argv)
     if known.config:
         parser.set_defaults(**load_yaml_defaults(known.config, parser))
+    values, _ = parser.parse_known_args(argv)
+    parser.set_defaults(**machine_defaults(values, explicit_options(argv)))
     # The parser also returns a namespace holding --config (already applied above).
     outputs = parser.parse_args_into_dataclasses(args=argv)
     return tuple(outputs[: len(ARGUMENT_CLASSES)])  # type: ignore[return-value]

@@ -1,16 +1,23 @@
-"""Writing a trained evaluator: adapter, processor, config, predictions, metrics, model card."""
+"""Writing a trained evaluator: adapter, processor, config, predictions, metrics, model card.
+
+The export is its own folder, ``<output_dir>/evaluator`` (the Trainer's checkpoints stay in
+``<output_dir>``, so ``--resume`` finds them). It is built in a staging folder beside it and
+swapped in whole (:mod:`speech_drame.atomic_io`): a kill leaves the previous export or the new
+one, never a mix, and nothing of an earlier run survives in it.
+"""
 
 from __future__ import annotations
 
 import json
-import math
 import os
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..atomic_io import replace_dir, staging_dir, strict_json, write_json, write_text
 from ..model_card import read_dataset_card, render_model_card
-from .hub import upload_files
+from ..scorers.drame_eval import EVALUATOR_DIR
 
 if TYPE_CHECKING:
     from ..scorers.drame_eval import ClipScores, EvaluatorInfo
@@ -20,15 +27,15 @@ METRICS_FILE = "metrics.json"
 PREDICTIONS_DIR = "predictions"
 
 
-def json_safe(value: Any) -> Any:
-    """``value`` with non-finite floats replaced by None (JSON has no NaN)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, Mapping):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(v) for v in value]
-    return value
+def evaluator_dir(output_dir: str | os.PathLike) -> Path:
+    """Where ``train.py`` exports the evaluator of a run in ``output_dir``."""
+    return Path(output_dir) / EVALUATOR_DIR
+
+
+def folder_files(folder: str | os.PathLike) -> list[Path]:
+    """Every file under ``folder``, relative and sorted."""
+    root = Path(folder)
+    return sorted(p.relative_to(root) for p in root.rglob("*") if p.is_file())
 
 
 def training_recipe(
@@ -75,39 +82,45 @@ def export_evaluator(
     lora_args: LoraArguments,
     args: DrameEvalTrainingArguments,
     hub_model_id: str | None,
-) -> list[Path]:
-    """Write the evaluator into ``output_dir``; returns the files a Hub push uploads.
+) -> tuple[Path, list[Path]]:
+    """Export the evaluator to ``<output_dir>/evaluator``, replacing an earlier export whole.
 
     Contents: ``adapter_model.safetensors`` + ``adapter_config.json`` (PEFT), the processor
     files, ``drame_eval_config.json``, ``predictions/<split>.jsonl``, ``metrics.json`` and the
-    model card ``README.md``.
+    model card ``README.md``. Returns the folder and its files (relative, sorted), listed from
+    the staged export: exactly what a Hub push uploads.
     """
-    out = Path(output_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out, safe_serialization=True)
-    processor.save_pretrained(out)
-    info.save(out)
-    (out / PREDICTIONS_DIR).mkdir(exist_ok=True)
-    for split, results in predictions.items():
-        lines = [json.dumps(json_safe(r.to_dict()), ensure_ascii=False) for r in results]
-        (out / PREDICTIONS_DIR / f"{split}.jsonl").write_text(
-            "".join(line + "\n" for line in lines), encoding="utf-8"
+    target = evaluator_dir(output_dir)
+    for leftover in target.parent.glob(f".{target.name}.staging-*"):  # of a killed export
+        shutil.rmtree(leftover, ignore_errors=True)
+    stage = staging_dir(target)
+    try:
+        model.save_pretrained(stage, safe_serialization=True)
+        processor.save_pretrained(stage)
+        info.save(stage)
+        for split, results in predictions.items():
+            lines = [
+                json.dumps(strict_json(r.to_dict()), ensure_ascii=False, allow_nan=False)
+                for r in results
+            ]
+            write_text(stage / PREDICTIONS_DIR / f"{split}.jsonl", "".join(f"{x}\n" for x in lines))
+        write_json(stage / METRICS_FILE, metrics, indent=2)
+        card = render_model_card(
+            model_id=hub_model_id or Path(output_dir).resolve().name,
+            base_model=info.base_model,
+            config=info.config,
+            dimensions=info.dimensions,
+            metrics=metrics,
+            dataset=data_args.dataset,
+            train_split=data_args.train_split,
+            recipe=training_recipe(lora_args, args, metrics),
+            dataset_card=read_dataset_card(data_args.dataset),
+            load_id=hub_model_id or str(target),
         )
-    (out / METRICS_FILE).write_text(
-        json.dumps(json_safe(metrics), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
-    model_id = hub_model_id or out.resolve().name
-    card = render_model_card(
-        model_id=model_id,
-        base_model=info.base_model,
-        config=info.config,
-        dimensions=info.dimensions,
-        metrics=metrics,
-        dataset=data_args.dataset,
-        train_split=data_args.train_split,
-        recipe=training_recipe(lora_args, args, metrics),
-        dataset_card=read_dataset_card(data_args.dataset),
-        load_id=hub_model_id or str(out),
-    )
-    (out / "README.md").write_text(card, encoding="utf-8")
-    return upload_files(out)
+        write_text(stage / "README.md", card)
+        files = folder_files(stage)
+        replace_dir(stage, target)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    return target, files

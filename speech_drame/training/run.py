@@ -8,24 +8,34 @@
 4. on the main process: score the eval splits with :class:`DrameEvalScorer` and measure them
    with :func:`speech_drame.metrics.alignment_table` (the ``drame_metric`` computation);
 5. export adapter, processor, ``drame_eval_config.json``, predictions, ``metrics.json`` and
-   the model card into ``--output_dir``; push them with ``--push_to_hub`` (or list them with
-   ``--push_dry_run``).
+   the model card into ``<output_dir>/evaluator`` (swapped in whole); push exactly those
+   files with ``--push_to_hub`` (or only list them with ``--push_dry_run``).
+
+Everything that can stop a run is checked before step 1: the machine (see ``arguments``), the
+output folder (an earlier run needs ``--resume`` or ``--overwrite_output_dir``) and, for a
+push, the token and the Hub (``whoami``). Such problems raise :class:`SetupError`, which
+``main`` prints as one line (exit status 2).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
+import shutil
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..atomic_io import strict_json
 from ..audio_llm.tiny import TINY_MODEL
 from ..prompts import scored_dimensions
 from ..schema import SPLITS, Config, check_config
-from ..scorers.drame_eval import ClipScores, DrameEvalScorer, EvaluatorInfo
-from .export import json_safe
+from ..scorers.drame_eval import HUB_ID, ClipScores, DrameEvalScorer, EvaluatorInfo
+from . import SetupError
+from .export import evaluator_dir
 
 if TYPE_CHECKING:  # the arguments module imports transformers
     from .arguments import DataArguments, DrameEvalTrainingArguments, LoraArguments, ModelArguments
@@ -35,9 +45,10 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class RunResult:
-    """What a run produced: metrics (``metrics.json``) and the exported files."""
+    """What a run produced: metrics (``metrics.json``), the export folder and its files."""
 
     metrics: dict[str, Any]
+    folder: Path
     files: list[Path]
 
 
@@ -128,24 +139,60 @@ def evaluate_split(
     return table, results
 
 
-def _check_output_dir(args: DrameEvalTrainingArguments) -> str | None:
-    """The checkpoint to resume from (or None); refuse to train over old checkpoints."""
+def checkpoint_to_resume(args: DrameEvalTrainingArguments) -> str | None:
+    """The checkpoint to resume from (or None); refuses to start over an earlier run unless
+    ``--resume`` or ``--overwrite_output_dir`` says what to do with it. Changes nothing."""
     from transformers.trainer_utils import get_last_checkpoint
 
     out = Path(args.output_dir)
     last = get_last_checkpoint(str(out)) if out.is_dir() else None
+    resuming = args.resume or args.resume_from_checkpoint
+    if resuming and args.overwrite_output_dir:
+        raise SetupError("--overwrite_output_dir starts over, --resume continues: pass one of them")
     if args.resume_from_checkpoint:
         return args.resume_from_checkpoint
     if args.resume:
         if last is None:
             logger.warning("--resume: no checkpoint in %s, starting from scratch", out)
         return last
-    if last is not None:
-        raise FileExistsError(
-            f"{out} already holds checkpoints (last: {Path(last).name}); pass --resume to "
-            "continue that run, or choose another --output_dir"
+    held = [f"checkpoints up to {Path(last).name}"] if last else []
+    if evaluator_dir(out).is_dir():
+        held.append(f"an exported {evaluator_dir(out).name}/")
+    if held and not args.overwrite_output_dir:
+        raise SetupError(
+            f"{out} already holds a run ({' and '.join(held)}): pass --resume to continue it, "
+            "--overwrite_output_dir to start over, or choose another --output_dir"
         )
     return None
+
+
+def remove_checkpoints(output_dir: str | os.PathLike) -> None:
+    """Delete the Trainer checkpoints of an earlier run (``--overwrite_output_dir``)."""
+    old = sorted(p for p in Path(output_dir).glob("checkpoint-*") if p.is_dir())
+    if old:
+        names = ", ".join(p.name for p in old)
+        logger.info("--overwrite_output_dir: deleting %s from %s", names, output_dir)
+    for path in old:
+        shutil.rmtree(path)
+
+
+def preflight(args: DrameEvalTrainingArguments) -> tuple[str | None, str | None]:
+    """Check everything that would stop the run later; ``(checkpoint to resume, push token)``.
+
+    The Hub is asked (``whoami``) only for a real push, and only by the main process.
+    """
+    from .hub import check_push_access
+
+    wants_push = args.push_to_hub or args.push_dry_run
+    if wants_push and not (args.hub_model_id and HUB_ID.fullmatch(args.hub_model_id)):
+        raise SetupError(
+            f"--push_to_hub / --push_dry_run need --hub_model_id ORG/NAME (got {args.hub_model_id!r})"
+        )
+    resume_from = checkpoint_to_resume(args)
+    token = None
+    if args.push_to_hub and not args.push_dry_run and args.process_index == 0:
+        token = check_push_access(args.hub_model_id, args.hub_token)
+    return resume_from, token
 
 
 def train(
@@ -162,11 +209,12 @@ def train(
     from .export import export_evaluator
     from .hub import push_evaluator
 
-    push = args.push_to_hub
-    if (push or args.push_dry_run) and not args.hub_model_id:
-        raise ValueError("--push_to_hub / --push_dry_run need --hub_model_id ORG/NAME")
+    resume_from, token = preflight(args)
+    push = args.push_to_hub or args.push_dry_run
+    dry_run = args.push_dry_run  # a dry run never uploads, whatever else is given
     args.push_to_hub = False  # the Trainer must not push checkpoints; the export is pushed below
-    resume_from = _check_output_dir(args)
+    if args.overwrite_output_dir and args.process_index == 0:
+        remove_checkpoints(args.output_dir)
     set_seed(args.seed)
 
     config, data, dims = load_data(data_args)
@@ -237,9 +285,10 @@ def train(
     }
     base_dtype = str(model.get_base_model().dtype).removeprefix("torch.")
     info = EvaluatorInfo(
-        config, list(dims), base_model_spec(model_args), base_dtype, model_args.tiny_seed
-    )
-    files = export_evaluator(
+        config, list(dims), base_model_spec(model_args), base_dtype, model_args.tiny_seed,
+        training_data=training_data(data_args.dataset, data_args.train_split, len(train_rows)),
+    )  # fmt: skip
+    folder, files = export_evaluator(
         args.output_dir,
         model=trainer.model,
         processor=processor,
@@ -251,30 +300,51 @@ def train(
         args=args,
         hub_model_id=args.hub_model_id,
     )
-    if push or args.push_dry_run:
+    logger.info("exported the evaluator to %s", folder)
+    if push:
         push_evaluator(
-            args.output_dir,
+            folder,
             files,
             args.hub_model_id,
-            dry_run=not push,
+            dry_run=dry_run,
             private=args.hub_private_repo,
-            token=args.hub_token,
+            token=token,
         )
-    return RunResult(metrics, files)
+    return RunResult(metrics, folder, files)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``train.py``."""
+    """Entry point of ``train.py``: 0 on success, 2 (one ``error:`` line) on a setup problem."""
     from .arguments import parse_args
 
     logging.basicConfig(
         format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO
     )
-    result = train(*parse_args(argv))
+    try:
+        result = train(*parse_args(argv))
+    except SetupError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if result is not None:
         summary = {
             split: {k: v for k, v in table.items() if k.endswith(("_pearson", "_accuracy"))}
             for split, table in result.metrics["eval"].items()
         }
-        print(json.dumps(json_safe(summary), indent=2))
+        print(json.dumps(strict_json(summary), indent=2))
     return 0
+
+
+def training_data(dataset: str, split: str, n_train: int) -> dict[str, Any]:
+    """What the evaluator learned from, as its config records it (the Space shows it). A Hub
+    dataset's card is not read here, so whether its labels are synthetic stays unknown."""
+    from speech_drame.dataset_card import synthetic_label_note
+
+    local = Path(dataset).is_dir()
+    note = synthetic_label_note(dataset) if local else None
+    return {
+        "dataset": dataset,
+        "split": split,
+        "n_train": n_train,
+        "labels_are_synthetic": (note is not None) if local else None,
+        "label_note": note,
+    }
