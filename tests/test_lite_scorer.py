@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import weakref
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
+import soundfile as sf
 from conftest import LIBRIVOX
 from scipy.stats import pearsonr
 
@@ -21,6 +23,7 @@ from speech_drame.scorers.lite import (
     LiteScorer,
     ScorerError,
     TrainingOptions,
+    feature_matrix,
     feature_names,
     feature_vector,
     load_scorer,
@@ -44,8 +47,8 @@ def _noisy(x: np.ndarray, snr_db: float | None, seed: int) -> np.ndarray:
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory) -> tuple[list[Blueprint], list[int]]:
-    """LibriVox clips at five noise levels: blueprints and the noise level index of each."""
+def noisy() -> tuple[list[tuple[np.ndarray, int]], list[int]]:
+    """LibriVox clips at five noise levels: ``(samples, rate)`` and the noise level index of each."""
     if not LIBRIVOX.is_dir():
         pytest.skip("Debian package pocketsphinx-testdata is not installed")
     clips = [load_audio(p).samples for p in sorted(LIBRIVOX.glob("*.wav"))]
@@ -54,9 +57,21 @@ def tiny(tmp_path_factory) -> tuple[list[Blueprint], list[int]]:
         for i, x in enumerate(clips):
             sources.append((_noisy(x, snr, seed=10 * k + i), SR))
             level.append(k)
-    cache = tmp_path_factory.mktemp("features")
+    return sources, level
+
+
+@pytest.fixture(scope="module")
+def feature_cache(tmp_path_factory) -> Path:
+    """The module's feature cache: later tests read the features ``tiny`` extracted."""
+    return tmp_path_factory.mktemp("features")
+
+
+@pytest.fixture(scope="module")
+def tiny(noisy, feature_cache) -> tuple[list[Blueprint], list[int]]:
+    """Blueprints of the ``noisy`` clips and the noise level index of each."""
+    sources, level = noisy
     batch = extract_blueprints(
-        sources, [{"question": QUESTION}] * len(sources), cache, progress=False
+        sources, [{"question": QUESTION}] * len(sources), feature_cache, progress=False
     )
     assert not batch.errors, batch.errors
     return batch.blueprints, level  # type: ignore[return-value]
@@ -128,6 +143,44 @@ def test_save_and_reload_give_identical_scores(tiny, scorer: LiteScorer, tmp_pat
     assert len(config["normalisation"]["mean"]) == len(feature_vector(tiny[0][0], "archetype"))
 
 
+def _other_weights(scorer: LiteScorer) -> LiteScorer:
+    """The same scorer with every weight moved: same architecture, different predictions."""
+    import copy
+
+    import torch
+
+    other = copy.deepcopy(scorer)
+    with torch.no_grad():
+        for p in other.net.parameters():
+            p.add_(0.25)
+    return other
+
+
+def test_a_failed_save_leaves_the_previous_scorer_whole(
+    tiny, scorer: LiteScorer, tmp_path: Path
+) -> None:
+    vectors = feature_matrix(tiny[0], "archetype")
+    folder = scorer.save(tmp_path / "s")
+    before = LiteScorer.load(folder).predict(vectors)[0]
+    broken = _other_weights(scorer)
+    broken.info = {"evaluation": {"test": np.float32(0.5)}}  # a numpy scalar is not JSON
+    with pytest.raises(TypeError):
+        broken.save(folder)
+    after = LiteScorer.load(folder).predict(vectors)[0]
+    np.testing.assert_array_equal(after, before)  # the old scorer, not its config + new weights
+    assert [p.name for p in tmp_path.iterdir()] == ["s"]  # no staging folder left behind
+
+
+def test_weights_of_another_save_are_refused(scorer: LiteScorer, tmp_path: Path) -> None:
+    import shutil
+
+    a = scorer.save(tmp_path / "a")
+    b = _other_weights(scorer).save(tmp_path / "b")
+    shutil.copyfile(b / WEIGHTS_FILE, a / WEIGHTS_FILE)
+    with pytest.raises(ScorerError, match=f"{WEIGHTS_FILE} does not belong to its {CONFIG_FILE}"):
+        LiteScorer.load(a)
+
+
 def test_feature_version_mismatch_is_an_error(scorer: LiteScorer, tmp_path: Path) -> None:
     folder = scorer.save(tmp_path / "s")
     config = json.loads((folder / CONFIG_FILE).read_text())
@@ -195,3 +248,177 @@ def test_demo_train_split_is_learnable(demo_dataset_dir: Path, tmp_path: Path) -
         assert test.table["avg_pearson"] >= DEMO_MIN_AVG_PEARSON[config], (config, test.table)
         assert not test.failures, test.failures  # every demo clip has usable features
         assert (tmp_path / config / WEIGHTS_FILE).is_file()
+
+
+def _alive(refs: list[weakref.ref]) -> int:
+    """How many of the referenced objects still exist (no gc pass: reference counting frees
+    the clips, and one only reachable through a cycle would count as alive, never the other
+    way round)."""
+    return sum(r() is not None for r in refs)
+
+
+def test_extract_blueprints_reads_a_stream_one_bounded_batch_at_a_time(
+    noisy, feature_cache: Path, tiny
+) -> None:
+    """A generator of decoded clips is consumed lazily: at most ``batch_size`` of them are
+    alive at once, and the blueprints equal those of one batch holding every clip."""
+    sources, _ = noisy
+    decoded: list[weakref.ref] = []
+    peak = 0
+
+    def clips():
+        nonlocal peak
+        for x, sr in sources:
+            audio = load_audio((x, sr))
+            decoded.append(weakref.ref(audio))
+            peak = max(peak, _alive(decoded))
+            yield audio
+
+    contexts = ({"question": QUESTION} for _ in sources)
+    batch = extract_blueprints(clips(), contexts, feature_cache, progress=False, batch_size=4)
+    assert len(decoded) == len(sources) and not batch.errors
+    assert peak <= 4, f"{peak} decoded clips alive at once with batch_size=4"
+    assert batch.blueprints == tiny[0]  # tiny: every clip in one batch
+    with pytest.raises(ValueError, match="batch_size must be >= 1"):
+        extract_blueprints(sources[:1], cache=feature_cache, progress=False, batch_size=0)
+
+
+NOTE = "Made in a test: simulated annotators, synthetic proxy labels, not human ratings."
+
+
+def _librivox_dataset(root: Path, sources: list, level: list[int]) -> Path:
+    """A Hub-ready archetype folder: the ``noisy`` clips as float WAV (so their features are in
+    the module's cache) with the labels of :func:`_labels`, one clip in five in ``test``, plus
+    a tone in ``test`` (no voice: a failure); its card says the labels are synthetic."""
+    from conftest import archetype_record, tone, write_release
+
+    from speech_drame.hub_dataset import build_dataset
+
+    labels = _labels(level)
+    files: dict[str, list[dict]] = {
+        "archetype_data/train.jsonl": [],
+        "archetype_data/test.jsonl": [],
+    }
+    audio = {}
+    for j, (x, _) in enumerate(sources):
+        split = "test" if j % 5 == 2 else "train"
+        rid = f"{split}-{j:02d}"
+        annotations = {
+            **archetype_record(rid)["annotations"],
+            **{k: v[j] for k, v in labels.items()},
+            "appropriateness": [4, 4, 3],
+        }
+        files[f"archetype_data/{split}.jsonl"].append(
+            archetype_record(rid, question=QUESTION, annotations=annotations)
+        )
+        audio[rid] = x
+    files["archetype_data/test.jsonl"].append(archetype_record("test-tone", question=QUESTION))
+    audio["test-tone"] = tone(1.0)
+    release = write_release(root / "release", files, {rid: None for rid in audio})
+    for rid, x in audio.items():
+        sf.write(release / "archetype_data" / f"{rid}.wav", x, SR, subtype="FLOAT")
+    out = root / "speech-drame"
+    build_dataset(release, out, source_note=NOTE, progress=False)
+    return out
+
+
+def _strict(path: Path) -> dict:
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"{path}: {constant} is not JSON")
+
+    return json.loads(path.read_text(encoding="utf-8"), parse_constant=refuse)
+
+
+def test_train_lite_streams_in_bounded_batches_and_matches_one_batch(
+    noisy, feature_cache: Path, tiny, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """train-lite reads rows only as it decodes them, holds at most ``--batch-size`` decoded
+    clips, gives the same scorer and metrics as one batch of every clip, writes strict
+    ``metrics.json`` last and records the training data in the scorer's info."""
+    from speech_drame.cli import main
+    from speech_drame.features import blueprint
+    from speech_drame.scorers import lite_training
+    from speech_drame.scorers.lite_training import train_and_evaluate
+
+    sources, level = noisy
+    dataset = _librivox_dataset(tmp_path, sources, level)
+    rows_read, ahead, peak = 0, 0, 0
+    decoded: list[weakref.ref] = []
+    read_rows, load = lite_training.SplitStream.__iter__, blueprint.load_audio
+
+    def counting_rows(self):
+        nonlocal rows_read
+        for example in read_rows(self):
+            rows_read += 1
+            yield example
+
+    def counting_load(*args, **kwargs):
+        nonlocal ahead, peak
+        audio = load(*args, **kwargs)
+        decoded.append(weakref.ref(audio))
+        ahead = max(ahead, rows_read - len(decoded))  # rows read, audio not decoded yet
+        peak = max(peak, _alive(decoded))
+        return audio
+
+    monkeypatch.setattr(lite_training.SplitStream, "__iter__", counting_rows)
+    monkeypatch.setattr(blueprint, "load_audio", counting_load)
+    streamed = tmp_path / "streamed"
+    status = main(
+        ["train-lite", "--dataset", str(dataset), "--out", str(streamed), "--configs",
+         "archetype", "--epochs", "30", "--cache-dir", str(feature_cache), "--batch-size", "3",
+         "--quiet"]
+    )  # fmt: skip
+    monkeypatch.undo()
+    printed = capsys.readouterr().out
+    assert status == 0
+    assert len(decoded) == rows_read == 26  # 20 train + 5 test + the tone, each read once
+    assert ahead < 3 and peak <= 3, (ahead, peak)
+    assert f"evaluation: {streamed / 'metrics.json'}" in printed
+    assert "synthetic proxy labels" in printed
+
+    whole = tmp_path / "one-batch"
+    train_and_evaluate(
+        dataset, whole, ["archetype"], TrainingOptions(epochs=30), feature_cache,
+        progress=False, echo=False, batch_size=1000,
+    )  # fmt: skip
+    metrics = _strict(streamed / "metrics.json")
+    reference = _strict(whole / "metrics.json")
+    assert metrics["configs"]["archetype"].pop("scorer") == str(streamed / "archetype")
+    assert reference["configs"]["archetype"].pop("scorer") == str(whole / "archetype")
+    assert metrics == reference
+    again = load_scorer("archetype", streamed)
+    assert again.score_blueprints(tiny[0]) == load_scorer("archetype", whole).score_blueprints(
+        tiny[0]
+    )
+
+    assert metrics["format_version"] == 1 and metrics["dataset"] == str(dataset)
+    run = metrics["configs"]["archetype"]
+    assert run["training"] | {"options": None} == {
+        "dataset": str(dataset),
+        "split": "train",
+        "labels_are_synthetic": True,
+        "label_note": NOTE,
+        "clips_used": 20,
+        "clips_failed": 0,
+        "failures": [],
+        "options": None,
+    }
+    assert run["training"]["options"]["epochs"] == 30
+    test = run["splits"]["test"]
+    assert test["clips_scored"] == 5 and test["clips_failed"] == 1
+    assert [f["id"] for f in test["failures"]] == ["test-tone"]
+    assert "under 0.25 s of voice" in test["failures"][0]["reason"]
+    table = test["table"]
+    # human likeness is rated 4, 5, 4 everywhere: its correlation is undefined, null + reason
+    assert table["human_likeness_pearson"] is None
+    assert "constant" in table["notes"]["human_likeness_pearson"]
+    held_out = [j for j in range(len(sources)) if j % 5 == 2]
+    scores = again.score_blueprints([tiny[0][j] for j in held_out])
+    truth = [np.mean(_labels(level)["audio_quality"][j]) for j in held_out]
+    expected = pearsonr([s.scores["audio_quality"] for s in scores], truth)[0]
+    assert table["audio_quality_pearson"] == pytest.approx(expected, abs=1e-12)
+    assert table["audio_quality_count"] == 5
+
+    info = json.loads((streamed / "archetype" / CONFIG_FILE).read_text())["info"]
+    assert info["dataset"] == str(dataset) and info["split"] == "train"
+    assert info["labels_are_synthetic"] is True and info["label_note"] == NOTE

@@ -32,10 +32,13 @@ def expand_clips(paths: list[str]) -> list[str]:
 
 
 def format_clip(result) -> str:
-    """One clip as a small table: score and 1..5 distribution per dimension."""
+    """One clip as a small table: score and 1..5 distribution per dimension, after what reading
+    the audio did (the 30 s cut, the peak and any scaling into [-1, 1])."""
     from speech_drame.schema import RUBRIC_NAMES
 
     lines = [f"{result.source}"]
+    if result.audio is not None:
+        lines.append(f"  audio: {result.audio.summary()}")
     if result.transcript:
         lines.append(f"  transcript: {result.transcript!r}")
     if result.content_pass is not None:
@@ -49,28 +52,25 @@ def format_clip(result) -> str:
     return "\n".join(lines)
 
 
-def score_with_drame_eval(spec: str, mode: str, clips: list[str], context: dict[str, str]):
+def score_with_drame_eval(
+    spec: str, mode: str, clips: list[str], context: dict[str, str], progress: bool = False
+):
     """``(scored, errors)`` by clip index, with a DRAME-Eval folder or Hub id ``spec``.
 
-    Results take the LiteScorer's output form (``transcript`` stays empty: no ASR here).
+    Clips are read and decoded one batch at a time inside the scoring loop, so memory does not
+    grow with their number. Results take the LiteScorer's output form (``transcript`` stays
+    empty: no ASR here).
     """
-    from speech_drame.audio import AudioError
     from speech_drame.schema import CONTENT_PASS
-    from speech_drame.scorers.drame_eval import DrameEvalScorer, clip_from_file
+    from speech_drame.scorers.drame_eval import DrameEvalScorer
     from speech_drame.scorers.lite import ClipScores, ScorerError
 
     scorer = DrameEvalScorer.from_pretrained(spec)
     if scorer.config != mode:
         raise ScorerError(f"{spec}: a DRAME-Eval evaluator for {scorer.config}, not {mode}")
     fields = {DRAME_EVAL_FIELDS[option]: value for option, value in context.items()}
-    loaded, errors = {}, {}
-    for i, path in enumerate(clips):
-        try:
-            loaded[i] = clip_from_file(path, fields)
-        except AudioError as exc:
-            errors[i] = str(exc)
-    scored = {}
-    for i, result in zip(loaded, scorer.score_clips(loaded.values()), strict=True):
+    scored, errors = {}, {}
+    for i, result in enumerate(scorer.score_files(clips, fields, progress=progress)):
         if not result.ok:
             errors[i] = result.error
             continue
@@ -81,12 +81,13 @@ def score_with_drame_eval(spec: str, mode: str, clips: list[str], context: dict[
             {d: result.scores[d].expected for d in dims},
             {d: list(result.scores[d].probabilities) for d in dims},
             content_pass=cp.expected if cp else None,
+            audio=result.audio,
         )
-    return scored, dict(sorted(errors.items()))
+    return scored, errors
 
 
 def run(args: argparse.Namespace) -> int:
-    from speech_drame.scorers.lite import ScorerError, load_scorer
+    from speech_drame.scorers.lite import ScorerError, check_blueprint, load_scorer
 
     missing = [f"--{c}" for c in CONTEXT_OPTIONS[args.mode] if not getattr(args, c)]
     if missing:
@@ -103,7 +104,11 @@ def run(args: argparse.Namespace) -> int:
     if args.scorer and args.scorer.startswith(DRAME_EVAL):
         try:
             scored, errors = score_with_drame_eval(
-                args.scorer[len(DRAME_EVAL) :], args.mode, clips, context
+                args.scorer[len(DRAME_EVAL) :],
+                args.mode,
+                clips,
+                context,
+                progress=len(clips) > 1 and not args.quiet,
             )
         except (ScorerError, OSError, ValueError) as exc:
             print(f"error: {exc}", file=sys.stderr)
@@ -122,10 +127,17 @@ def run(args: argparse.Namespace) -> int:
             cache=None if args.no_cache else (args.cache_dir or "default"),
             progress=len(clips) > 1 and not args.quiet,
         )
-        ok = [i for i, b in enumerate(batch.blueprints) if b is not None]
+        errors = dict(batch.errors)
+        for i, b in enumerate(batch.blueprints):
+            try:
+                if b is not None:
+                    check_blueprint(b, args.mode)  # e.g. an undefined feature: not scored
+            except ValueError as exc:
+                errors[i] = str(exc)
+        ok = [i for i, b in enumerate(batch.blueprints) if b is not None and i not in errors]
         blueprints = [batch.blueprints[i] for i in ok]
         scored = dict(zip(ok, scorer.score_blueprints(blueprints), strict=True))
-        errors = batch.errors
+        errors = dict(sorted(errors.items()))
     if args.json:
         rows = [
             scored[i].to_dict() if i in scored else {"source": clip, "error": errors[i]}

@@ -6,8 +6,9 @@ import argparse
 
 
 def run(args: argparse.Namespace) -> int:
+    from speech_drame.dataset_card import labels_are_synthetic
     from speech_drame.scorers.lite import TrainingOptions
-    from speech_drame.scorers.lite_training import labels_are_synthetic, train_and_evaluate
+    from speech_drame.scorers.lite_training import train_and_evaluate
 
     options = TrainingOptions(epochs=args.epochs, seed=args.seed)
     if labels_are_synthetic(args.dataset):
@@ -22,6 +23,7 @@ def run(args: argparse.Namespace) -> int:
         options=options,
         cache=None if args.no_cache else (args.cache_dir or "default"),
         progress=not args.quiet,
+        batch_size=args.batch_size,
     )
     return 0
 
@@ -37,5 +39,11 @@ def register(subparsers) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cache-dir", help="feature cache folder (default: $SPEECH_DRAME_CACHE)")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        default=32,
+        help="clips read and decoded at once (memory does not grow with the dataset)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.set_defaults(func=run)

@@ -1,9 +1,11 @@
 """The per-clip "blueprint": every offline feature of a clip in one typed, JSON-ready record.
 
-:func:`extract_blueprint` builds one record; :func:`extract_blueprints` a batch, with a
+:func:`extract_blueprint` builds one record; :func:`extract_blueprints` many, with a
 progress bar, the on-disk cache (a rerun only reads JSON), one thread per core for uncached
 clips (the models release the GIL), and per-clip failures reported instead of aborting the
-batch. Later protocols (TRACE's textual blueprint, the LiteScorer) read these records.
+batch. :func:`iter_blueprints` streams: it reads its input lazily and decodes a bounded batch
+of clips at a time, so memory does not grow with the number of clips. Later protocols
+(TRACE's textual blueprint, the LiteScorer) read these records.
 """
 
 from __future__ import annotations
@@ -11,12 +13,20 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
+from itertools import islice
 from typing import Any
 
-from speech_drame.audio import SCORED_SECONDS, Audio, AudioError, AudioSource, load_audio
+from speech_drame.audio import (
+    SCORED_SECONDS,
+    Audio,
+    AudioError,
+    AudioFacts,
+    AudioSource,
+    load_audio,
+)
 from speech_drame.features import asr, prosody, quality, speaker, text, vad
 from speech_drame.features.cache import FeatureCache, audio_key, default_cache_dir
 from speech_drame.features.common import cpu_count, thread_count, torch_threads
@@ -37,6 +47,7 @@ BLUEPRINT_VERSION = 1
 DEFAULT_CACHE = "default"  # sentinel: the cache under default_cache_dir()
 CacheArg = FeatureCache | None | str
 CLIP_ERRORS = (AudioError, ValueError, RuntimeError)  # per-clip failures, reported not raised
+DEFAULT_BATCH_SIZE = 32  # clips decoded (and their sources held) at once by iter_blueprints
 
 
 class FeatureError(RuntimeError):
@@ -50,7 +61,8 @@ class Blueprint:
     ``context`` maps context names (``question``; ``profile``, ``scene``, ``traits``) to the
     MiniLM cosine similarity between the transcript and that text, and ``context_texts`` holds
     the texts themselves; both are empty when the clip was extracted without context.
-    ``versions`` records the extractor versions used.
+    ``versions`` records the extractor versions used; ``audio`` what reading the clip measured
+    and did (peak, gain, cut; see :mod:`speech_drame.audio`).
     """
 
     source: str
@@ -65,6 +77,7 @@ class Blueprint:
     context: dict[str, float] = field(default_factory=dict)
     context_texts: dict[str, str] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=lambda: dict(FEATURE_VERSIONS))
+    audio: AudioFacts | None = None
 
     @property
     def words_per_second(self) -> float:
@@ -92,6 +105,8 @@ class Blueprint:
         }
         for key, kind in records.items():
             data[key] = _record(kind, data[key])
+        if data.get("audio") is not None:
+            data["audio"] = AudioFacts(**data["audio"])
         return cls(**data)
 
     @classmethod
@@ -173,6 +188,7 @@ def _assemble(
         context=ctx,
         context_texts=dict(texts),
         **{_FIELD_OF[name]: feats[name] for name in EXTRACTORS},
+        audio=audio.facts,
     )
 
 
@@ -233,40 +249,59 @@ class BatchResult:
     seconds: float  # wall time of the batch
 
 
-def extract_blueprints(
-    sources: Sequence[AudioSource | Audio],
-    contexts: Sequence[Mapping[str, str]] | None = None,
+def iter_blueprints(
+    clips: Iterable[tuple[AudioSource | Audio, Mapping[str, str]]],
     cache: CacheArg = DEFAULT_CACHE,
     workers: int | None = None,
     progress: bool = True,
-) -> BatchResult:
-    """Blueprints of many clips; cached clips are read, the rest extracted in parallel.
+    *,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    total: int | None = None,
+    timings: dict[str, float] | None = None,
+) -> Iterator[tuple[Blueprint | None, str | None]]:
+    """Blueprints of a stream of ``(source, contexts)`` clips, in input order.
 
-    Args:
-        sources: paths, encoded bytes, ``(samples, rate)`` tuples or loaded :class:`Audio`.
-        contexts: per clip, the context texts to compare the transcript with.
-        cache: as in :func:`extract_blueprint` (``None``: compute everything, store nothing).
-        workers: clips extracted concurrently (threads; default: one per CPU divided by
-            ``$SPEECH_DRAME_THREADS``, the threads each model call uses).
-        progress: show a tqdm progress bar.
-
-    A clip that fails (unreadable, no speech, ...) is left ``None`` and its reason is put in
-    ``errors``; the others are still extracted.
+    ``clips`` is read lazily, ``batch_size`` clips at a time: a batch is decoded, extracted
+    (cached clips read, the rest on ``workers`` threads) and released before the next one is
+    read, so memory does not grow with the number of clips. Yields ``(blueprint, None)`` per
+    usable clip and ``(None, reason)`` per failed one. ``total`` sizes the progress bar;
+    ``timings`` (if given) accumulates the seconds spent per extractor.
     """
     from tqdm.auto import tqdm
 
-    start = time.perf_counter()
-    cache = resolve_cache(cache)
-    n = len(sources)
-    ctxs: Sequence[Mapping[str, str]] = contexts if contexts is not None else [{}] * n
-    if len(ctxs) != n:
-        raise ValueError(f"{n} clips but {len(ctxs)} context sets")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    store = resolve_cache(cache)
+    workers = workers if workers is not None else max(1, cpu_count() // thread_count())
+    spent: dict[str, float] = timings if timings is not None else {}
+    stream = iter(clips)
+    warm = False  # models loaded: the first uncached clip runs alone, then threads share them
+    bar = tqdm(total=total, desc="features", unit="clip", disable=not progress)
+    try:
+        with ThreadPoolExecutor(workers) as pool:
+            while chunk := list(islice(stream, batch_size)):
+                results, warm = _extract_chunk(chunk, store, pool, warm, bar, spent)
+                del chunk  # sources and decoded audio go before the next batch is read
+                yield from results
+    finally:
+        bar.close()
+
+
+def _extract_chunk(
+    chunk: Sequence[tuple[AudioSource | Audio, Mapping[str, str]]],
+    cache: FeatureCache | None,
+    pool: ThreadPoolExecutor,
+    warm: bool,
+    bar: Any,
+    timings: dict[str, float],
+) -> tuple[list[tuple[Blueprint | None, str | None]], bool]:
+    """One batch of :func:`iter_blueprints` (its results, and whether the models are loaded);
+    the decoded audio lives only in this call."""
     errors: dict[int, str] = {}
     audios: dict[int, Audio] = {}
     keys: dict[int, str] = {}
     feats: dict[int, dict[str, Any]] = {}
-    timings: dict[str, float] = {}
-    for i, src in enumerate(sources):
+    for i, (src, _) in enumerate(chunk):
         try:
             audios[i] = _load(src)
         except AudioError as exc:
@@ -281,9 +316,7 @@ def extract_blueprints(
             if all(v is not None for v in cached.values()):
                 feats[i] = {name: _record(EXTRACTORS[name][2], v) for name, v in cached.items()}
     todo = [i for i in audios if i not in feats]
-    workers = workers if workers is not None else max(1, cpu_count() // thread_count())
-    bar = tqdm(total=n, desc="features", unit="clip", disable=not progress)
-    bar.update(n - len(todo))
+    bar.update(len(chunk) - len(todo))
 
     def done(i: int, result: dict[str, Any] | str, spent: Mapping[str, float]) -> None:
         if isinstance(result, str):
@@ -303,28 +336,72 @@ def extract_blueprints(
 
     if todo:
         with torch_threads(thread_count()):
-            done(*run(todo[0]))  # loads the models once, before the threads share them
-            with ThreadPoolExecutor(workers) as pool:
-                for i, result, spent in pool.map(run, todo[1:]):
-                    done(i, result, spent)
-    bar.close()
+            if not warm:
+                done(*run(todo.pop(0)))  # loads the models once, before the threads share them
+                warm = True
+            for i, result, spent in pool.map(run, todo):
+                done(i, result, spent)
 
     ok = sorted(feats)
     start_text = time.perf_counter()
     sims = _context(
         [feats[i][asr.NAME].text for i in ok],
-        [ctxs[i] for i in ok],
+        [chunk[i][1] for i in ok],
         [audios[i].source for i in ok],
         cache,
     )
-    if any(ctxs[i] for i in ok):
-        timings[text.NAME] = time.perf_counter() - start_text
-    blueprints: list[Blueprint | None] = [None] * n
+    if any(chunk[i][1] for i in ok):
+        timings[text.NAME] = timings.get(text.NAME, 0.0) + time.perf_counter() - start_text
+    out: list[tuple[Blueprint | None, str | None]] = [
+        (None, errors.get(i)) for i in range(len(chunk))
+    ]
     for i, s in zip(ok, sims, strict=True):
         if isinstance(s, FeatureError):
-            errors[i] = str(s)
+            out[i] = (None, str(s))
         else:
-            blueprints[i] = _assemble(audios[i], keys[i], feats[i], s, ctxs[i])
-    return BatchResult(
-        blueprints, dict(sorted(errors.items())), timings, time.perf_counter() - start
+            out[i] = (_assemble(audios[i], keys[i], feats[i], s, chunk[i][1]), None)
+    return out, warm
+
+
+def extract_blueprints(
+    sources: Iterable[AudioSource | Audio],
+    contexts: Iterable[Mapping[str, str]] | None = None,
+    cache: CacheArg = DEFAULT_CACHE,
+    workers: int | None = None,
+    progress: bool = True,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+) -> BatchResult:
+    """Blueprints of many clips; cached clips are read, the rest extracted in parallel.
+
+    Args:
+        sources: paths, encoded bytes, ``(samples, rate)`` tuples or loaded :class:`Audio`;
+            any iterable (a generator is read lazily, ``batch_size`` clips at a time).
+        contexts: per clip, the context texts to compare the transcript with.
+        cache: as in :func:`extract_blueprint` (``None``: compute everything, store nothing).
+        workers: clips extracted concurrently (threads; default: one per CPU divided by
+            ``$SPEECH_DRAME_THREADS``, the threads each model call uses).
+        progress: show a tqdm progress bar.
+        batch_size: clips decoded and held at once (see :func:`iter_blueprints`).
+
+    A clip that fails (unreadable, no speech, ...) is left ``None`` and its reason is put in
+    ``errors``; the others are still extracted.
+    """
+    start = time.perf_counter()
+    total = len(sources) if isinstance(sources, Sized) else None
+    if contexts is None:
+        clips: Iterable[tuple[Any, Mapping[str, str]]] = ((s, {}) for s in sources)
+    else:
+        if total is not None and isinstance(contexts, Sized) and len(contexts) != total:
+            raise ValueError(f"{total} clips but {len(contexts)} context sets")
+        clips = zip(sources, contexts, strict=True)
+    blueprints: list[Blueprint | None] = []
+    errors: dict[int, str] = {}
+    timings: dict[str, float] = {}
+    stream = iter_blueprints(
+        clips, cache, workers, progress, batch_size=batch_size, total=total, timings=timings
     )
+    for i, (blueprint, error) in enumerate(stream):
+        blueprints.append(blueprint)
+        if error is not None:
+            errors[i] = error
+    return BatchResult(blueprints, errors, timings, time.perf_counter() - start)
