@@ -9,10 +9,11 @@ separate clips (the scorer is not what is measured), then times, each with a col
 - a resumed run over the finished ``workers=1`` folder: what a rerun spends on work that is
   already done (hashing the responses, reading the results, finding nothing pending).
 
-Models are loaded before timing. Usage::
+Models are loaded before timing; each run shows a progress bar (stderr). Usage::
 
-    python benchmarks/bench_rolebench.py                 # 8 systems x 250 clips
-    python benchmarks/bench_rolebench.py --clips 6       # a quick run on a loaded machine
+    python benchmarks/bench_rolebench.py                 # 4 systems x 25 clips: a few minutes
+    python benchmarks/bench_rolebench.py --full          # 8 systems x 250 clips (45+ minutes)
+    python benchmarks/bench_rolebench.py --clips 6       # any other size
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ import soundfile as sf
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-LIBRIVOX = Path("/usr/share/pocketsphinx/test/data/librivox")
+from speech_drame.demo.real_speech import POCKETSPHINX_DIR  # noqa: E402
+
+LIBRIVOX = POCKETSPHINX_DIR / "librivox"
 SR = 16_000
 QUESTION = "You narrate a Regency novel about the Dashwood family. You say:"
 
@@ -77,26 +80,43 @@ def timed_run(
     start = time.perf_counter()
     plan = rolebench.plan_work(scenarios, systems)
     summary = rolebench.run_shard(
-        plan, out, scorer, rolebench.lite_scorer_id(scorer), workers=workers, cache=cache
-    )
+        plan, out, scorer, rolebench.lite_scorer_id(scorer), workers=workers, cache=cache,
+        progress=True,
+    )  # fmt: skip
     return time.perf_counter() - start, summary.rows_written
 
 
+DEFAULT_SIZE = (4, 25)  # systems, clips per system: about 2 minutes on 2 cores
+FULL_SIZE = (8, 250)
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--systems", type=int, default=8)
-    parser.add_argument("--clips", type=int, default=250, help="clips per system")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument("--systems", type=int, default=DEFAULT_SIZE[0])
+    parser.add_argument("--clips", type=int, default=DEFAULT_SIZE[1], help="clips per system")
+    parser.add_argument(
+        "--full", action="store_true", help=f"the full size: {FULL_SIZE[0]} systems x "
+        f"{FULL_SIZE[1]} clips (overrides --systems/--clips)"
+    )  # fmt: skip
     args = parser.parse_args()
+    if args.full:
+        args.systems, args.clips = FULL_SIZE
     from speech_drame import rolebench
 
     with tempfile.TemporaryDirectory(prefix="bench-rolebench-") as tmp:
         root = Path(tmp)
+        print(f"generating {args.systems} x {args.clips} clips, training a tiny scorer ...",
+              flush=True)  # fmt: skip
         scenario_file, systems = generate(root, args.systems, args.clips)
         scenarios = rolebench.load_scenario_file(scenario_file)
         scorer = tiny_scorer(root)
         n = args.systems * args.clips
         print(f"RoleBench benchmark: {args.systems} systems x {args.clips} clips = {n} clips "
-              f"(3 s each), {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")  # fmt: skip
+              f"(3 s each), {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}",
+              flush=True)  # fmt: skip
         first = {}
         for workers in (1, 2):
             seconds, rows = timed_run(
@@ -109,7 +129,7 @@ def main() -> None:
             )
             assert rows == n, f"expected {n} rows, wrote {rows}"
             first[workers] = seconds
-            print(f"workers={workers}: {seconds:8.1f} s  {n / seconds:6.2f} clips/s")
+            print(f"workers={workers}: {seconds:8.1f} s  {n / seconds:6.2f} clips/s", flush=True)
         print(f"speed-up workers=2 vs 1: {first[1] / first[2]:.2f}x")
         seconds, rows = timed_run(scenarios, systems, root / "run1", root / "cache1", scorer, 1)
         assert rows == 0, f"the resumed run scored {rows} clips again"

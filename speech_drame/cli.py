@@ -2,11 +2,13 @@
 
 Each command module defines ``register(subparsers)`` which adds its parser and sets
 ``func(args) -> int`` (the exit status). Imports of heavy libraries happen inside ``func``.
+Every parser, nested ones included, shows the default of each option that has one.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import importlib
 import sys
 
@@ -26,8 +28,43 @@ COMMANDS = (
 )
 
 
+def _has_default(action: argparse.Action) -> bool:
+    """An option whose default is worth showing (not None, False, empty or suppressed)."""
+    default = action.default
+    return bool(action.option_strings) and not (
+        default is None or default is False or default is argparse.SUPPRESS or default in ("", [])
+    )
+
+
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """Appends "(default: X)" to options with a default, unless their help already says it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if _has_default(action) and "(default" not in text:
+            text = f"{text} (default: %(default)s)".strip()
+        return text
+
+    def _format_action(self, action: argparse.Action) -> str:
+        if not action.help and _has_default(action):  # argparse skips options without help
+            action = copy.copy(action)
+            action.help = "(default: %(default)s)"
+        return super()._format_action(action)
+
+
+class Parser(argparse.ArgumentParser):
+    """The parser of every (sub)command: argparse with :class:`DefaultsHelpFormatter`.
+
+    ``add_subparsers`` creates parsers of the parent's class, so nested commands get it too.
+    """
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="speech-drame", description="Human-aligned evaluation of spoken role-play."
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -1,4 +1,5 @@
-"""A printable summary of a built dataset: rows, hours and label distributions per split."""
+"""A printable summary of a built dataset: rows, hours and label distributions per split, and
+whether its labels are synthetic (the dataset card says so for the demo corpus)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,13 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from .dataset_card import synthetic_label_note
 from .schema import CONFIGS, CONTENT_PASS, SCORE_MAX, SCORE_MIN, dimensions
+
+SYNTHETIC_WARNING = (
+    "These labels are synthetic proxy labels (simulated annotators), not human ratings: "
+    "numbers measured on them show that code works, not that an evaluator agrees with people."
+)
 
 
 def label_distribution(annotations: list[dict], key: str) -> dict[str, int]:
@@ -18,15 +25,22 @@ def label_distribution(annotations: list[dict], key: str) -> dict[str, int]:
 
 
 def summarize_dataset(folder: str | Path) -> dict:
-    """Rows, hours and per-dimension label counts of every config and split in ``folder``."""
+    """Rows, hours and per-dimension label counts of every config and split in ``folder``.
+
+    Returns ``{"dataset", "synthetic_labels", "label_note", "configs": {config: {split: ...}}}``;
+    ``label_note`` is the card's note when it says the labels are synthetic, else ``None``.
+    """
     from datasets import get_dataset_config_names, load_dataset
 
     folder = str(folder)
     report = json.loads((Path(folder) / "build_report.json").read_text(encoding="utf-8"))
-    summary: dict = {}
+    note = synthetic_label_note(folder)
+    configs: dict = {}
+    summary = {"dataset": folder, "synthetic_labels": note is not None, "label_note": note,
+               "configs": configs}  # fmt: skip
     for config in (c for c in CONFIGS if c in get_dataset_config_names(folder)):
         splits = load_dataset(folder, config).remove_columns("audio")
-        summary[config] = {}
+        configs[config] = {}
         for split, ds in splits.items():
             annotations = ds["annotations"]
             entry = {
@@ -40,13 +54,15 @@ def summarize_dataset(folder: str | Path) -> dict:
             if config == "archetype":
                 votes = [v for a in annotations for v in a[CONTENT_PASS]]
                 entry["content_pass_rate"] = sum(votes) / len(votes)
-            summary[config][split] = entry
+            configs[config][split] = entry
     return summary
 
 
 def format_summary(summary: dict) -> str:
     lines = []
-    for config, splits in summary.items():
+    if summary["synthetic_labels"]:
+        lines += [f"NOTE: {SYNTHETIC_WARNING}", f"  dataset card: {summary['label_note']}", ""]
+    for config, splits in summary["configs"].items():
         for split, entry in splits.items():
             head = f"{config}/{split}: {entry['rows']} clips, {entry['hours'] * 60:.1f} min"
             if "content_pass_rate" in entry:

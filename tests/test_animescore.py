@@ -442,3 +442,133 @@ def test_utterance_metadata_csv(tmp_path):
         read_utterances(empty)
     with pytest.raises(PairFileError, match="expected one of the columns file/audio/wav/path"):
         read_utterances(_write_csv(tmp_path / "none.csv", ["name"], []))
+
+
+# --- the README walkthrough, pair-path rule, unreadable files ------------------------------
+
+
+def _speech_release(root: Path) -> Path:
+    """A demo release of real speech: per split, renderings at three noise severities."""
+    clips = []
+    wavs = sorted(LIBRIVOX.glob("*.wav"))
+    rng = np.random.default_rng(7)
+    for split, sources in (("train", wavs[:3]), ("test", wavs[3:4])):
+        for n, wav in enumerate(sources):
+            x, sr = sf.read(wav, dtype="float32")
+            x = x[: int(SEGMENT_S * sr)]
+            for severity in (0, 1, 2):
+                noise = rng.standard_normal(x.size).astype("float32") * 0.05 * severity
+                rel = f"archetype_data/{split}{n}_{severity}.wav"
+                (root / rel).parent.mkdir(parents=True, exist_ok=True)
+                sf.write(root / rel, np.clip(x + noise, -1, 1), sr)
+                clips.append({"split": split, "base_key": f"{split}{n}", "wav": rel,
+                              "degradation": {"kind": "noise" if severity else "none",
+                                              "severity": severity}})  # fmt: skip
+    (root / "DEMO_MANIFEST.json").write_text(json.dumps({"clips": clips}))
+    return root
+
+
+def test_readme_walkthrough_runs_as_written_and_from_another_folder(
+    tmp_path, monkeypatch, capsys, clean_vs_noisy
+):
+    """demo-pairs, train, score and baseline with the README's relative paths (no --audio-root),
+    run from the project folder, then again from another folder with other relative paths."""
+    from speech_drame.cli import main
+
+    project = tmp_path / "project"
+    _speech_release(project / "build" / "demo_release")
+    cache = str(clean_vs_noisy["cache"])
+    small = ["--epochs", "2", "--lstm-hidden", "8", "--mlp-hidden", "8", "--quiet"]
+    monkeypatch.chdir(project)
+    assert main(["animescore", "demo-pairs", "--release", "build/demo_release",
+                 "--out", "build/animescore_pairs"]) == 0  # fmt: skip
+    written = (project / "build/animescore_pairs/pairs_train.csv").read_text().splitlines()[1]
+    assert written.startswith("../demo_release/archetype_data/")  # relative to the CSV's folder
+    assert main(["animescore", "train", "--pairs", "build/animescore_pairs/pairs_train.csv",
+                 "--test-pairs", "build/animescore_pairs/pairs_test.csv",
+                 "--out", "build/animescore_ranker", "--cache", cache, *small]) == 0  # fmt: skip
+    assert "test: 3 pairs, accuracy" in capsys.readouterr().out
+    clip = "build/demo_release/archetype_data/test0_0.wav"
+    assert main(["animescore", "score", "--model", "build/animescore_ranker", "--cache", cache,
+                 clip]) == 0  # fmt: skip
+    assert capsys.readouterr().out.strip().endswith(clip)
+    assert main(["animescore", "baseline", "--pairs", "build/animescore_pairs/pairs_train.csv",
+                 "--folds", "3", "--cache", cache]) == 0  # fmt: skip
+    assert "baseline (3-fold CV): 9 pairs" in capsys.readouterr().out
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert main(["animescore", "train", "--pairs", "../project/build/animescore_pairs/pairs_train.csv",
+                 "--out", "ranker", "--cache", cache, *small]) == 0  # fmt: skip
+    assert main(["animescore", "baseline", "--pairs",
+                 str(project / "build/animescore_pairs/pairs_train.csv"), "--folds", "3",
+                 "--cache", cache]) == 0  # fmt: skip
+    # the pairs folder and the release move together: the CSV still resolves
+    monkeypatch.chdir(tmp_path)
+    (project / "build").rename(tmp_path / "moved")
+    assert len(load_pairs("moved/animescore_pairs/pairs_test.csv").pairs) == 3
+
+
+def test_pair_paths_resolve_against_the_csv_folder_and_are_normalised(tmp_path, clips):
+    sub = tmp_path / "lists"
+    sub.mkdir()
+    rel = _write_csv(sub / "rel.csv", ["file_a", "file_b", "choice"],
+                     [[f"../{clips[0]}", f"./../{clips[1]}", "+1"]])  # fmt: skip
+    (pair,) = load_pairs(rel).pairs
+    assert pair.file_a == str(tmp_path / clips[0]) and pair.file_b == str(tmp_path / clips[1])
+    # write_pairs stores paths relative to the CSV it writes: the two files read back equal
+    out = write_pairs([pair], tmp_path / "other" / "out.csv")
+    assert "../u0.wav" in out.read_text()
+    assert load_pairs(out).pairs == [pair]
+
+
+def test_score_reports_an_unreadable_file_and_scores_the_others(
+    trained, clean_vs_noisy, tmp_path, capsys
+):
+    model = trained.save(tmp_path / "model")
+    cache = str(clean_vs_noisy["cache"])
+    good = clean_vs_noisy["test"].files[:2]
+    bad = tmp_path / "broken.wav"
+    bad.write_bytes(b"RIFF not audio")
+    argv = ["score", "--model", str(model), "--cache", cache]
+    assert _cli([*argv, good[0], str(bad), good[1]]) == 1
+    out, err = capsys.readouterr()
+    lines = out.strip().splitlines()
+    assert [line.split("\t")[1] for line in lines] == good
+    assert f"not scored: {bad}" in err and "1 of 3 file(s) could not be scored" in err
+    assert _cli([*argv, "--json", good[0], str(bad)]) == 1
+    rows = json.loads(capsys.readouterr().out)
+    assert rows[0]["file"] == good[0] and isinstance(rows[0]["score"], float)
+    assert rows[1]["file"] == str(bad) and "unreadable" in rows[1]["error"]
+    assert "score" not in rows[1]
+    from speech_drame.protocols.animescore.ranker import score
+
+    np.testing.assert_allclose(rows[0]["score"], score(good[:1], model, cache)[0])
+
+
+def test_train_and_baseline_leave_out_pairs_of_an_unreadable_clip(clean_vs_noisy, tmp_path, capsys):
+    cache = str(clean_vs_noisy["cache"])
+    bad = tmp_path / "broken.wav"
+    bad.write_bytes(b"RIFF not audio")
+    pairs = clean_vs_noisy["test"].pairs
+    extra = [Pair(pairs[0].file_a, str(bad), True), Pair(str(bad), pairs[1].file_b, False)]
+    csv_path = write_pairs(pairs + extra, tmp_path / "pairs.csv")
+    model = tmp_path / "model"
+    assert _cli(["train", "--pairs", str(csv_path), "--test-pairs", str(csv_path), "--out",
+                 str(model), "--epochs", "1", "--lstm-hidden", "8", "--mlp-hidden", "8",
+                 "--cache", cache, "--quiet"]) == 1  # fmt: skip
+    out, err = capsys.readouterr()
+    assert f"test: {len(pairs)} pairs, accuracy" in out
+    assert f"not readable: {bad}" in err
+    assert "train: 2 pair(s) left out: 1 clip(s) could not be read" in err
+    config = json.loads((model / "config.json").read_text())["training"]
+    assert config["pairs"] == len(pairs) and config["pairs_left_out"] == 2
+    assert list(config["unreadable"]) == [str(bad)]
+    metrics = json.loads((model / "metrics.json").read_text())["test"]
+    assert metrics["count"] == len(pairs) and metrics["pairs_left_out"] == 2
+
+    assert _cli(["baseline", "--pairs", str(csv_path), "--cache", cache]) == 1
+    out, err = capsys.readouterr()
+    assert f"baseline (5-fold CV): {len(pairs)} pairs" in out
+    assert "baseline: 2 pair(s) left out" in err

@@ -244,3 +244,49 @@ def test_demo_dataset_end_to_end(drame, demo_dataset_dir, config, dims):
         assert lo <= r <= hi
         pearsons.append(r)
     assert got["avg_pearson"] == pytest.approx(np.mean(pearsons), abs=1e-12)
+
+
+# --- booleans (the datasets' Content Pass votes) ------------------------------------------------
+
+
+def test_dataset_booleans_pass_through_evaluate_load_unchanged(demo_dataset_dir):
+    """The README example: the archetype split's raw annotation lists (Content Pass votes are
+    booleans) as references, a boolean Content Pass decision in the predictions."""
+    import evaluate
+
+    ann = rows_of(demo_dataset_dir, "archetype", "test")["annotations"]
+    refs = [[a[d] for d in ARCHETYPE] for a in ann]  # exactly as the README builds them
+    assert any(isinstance(v, bool) for row in refs for v in row[0])
+    scores = a_fake_evaluator(ann, ARCHETYPE, 3)
+    preds = [[row[0] >= 0.5, *row[1:]] for row in scores]  # a pass/fail decision
+    drame = evaluate.load(str(METRIC_DIR))
+    got = drame.compute(predictions=preds, references=refs, dimensions=ARCHETYPE, bootstrap=50,
+                        seed=0)  # fmt: skip
+    same(got, M.alignment_table(preds, refs, ARCHETYPE, bootstrap=50, seed=0))
+    majority = [np.mean(a[CONTENT_PASS]) for a in ann]
+    decided = [(p[0], m > 0.5) for p, m in zip(preds, majority, strict=True) if m != 0.5]
+    assert got["content_pass_accuracy"] == pytest.approx(np.mean([p == m for p, m in decided]))
+    # a probability instead of a decision, and add_batch, give the library's numbers too
+    drame.add_batch(predictions=scores[:10], references=refs[:10])
+    drame.add_batch(predictions=scores[10:], references=refs[10:])
+    same(drame.compute(dimensions=ARCHETYPE), M.alignment_table(scores, refs, ARCHETYPE))
+
+
+def test_booleans_outside_content_pass_are_still_rejected(drame):
+    with pytest.raises(ValueError, match=r"predictions: booleans in dimension 'audio_quality'"):
+        drame.compute(
+            predictions=[[True, True], [False, 2.0]],
+            references=[[[True, False, True], [4, 5]], [[False, False], [2, 3]]],
+            dimensions=[CONTENT_PASS, "audio_quality"],
+        )
+    with pytest.raises(ValueError, match=r"references: booleans in dimension 'audio_quality'"):
+        drame.compute(
+            predictions=[[0.9, 4.0], [0.2, 2.0]],
+            references=[[[True], [True, 5]], [[False], [2, 3]]],
+            dimensions=[CONTENT_PASS, "audio_quality"],
+        )
+    # the failed call left nothing behind: the next one is computed alone
+    got = drame.compute(predictions=[[0.9, 4.0], [0.2, 2.0], [0.6, 3.0]],
+                        references=[[[True], [4]], [[False], [2]], [[True], [3]]],
+                        dimensions=[CONTENT_PASS, "audio_quality"])  # fmt: skip
+    assert got["content_pass_count"] == 3 and got["audio_quality_pearson"] == pytest.approx(1.0)

@@ -7,7 +7,7 @@ module and the ``speech-drame`` command line give the same numbers.
 import datasets
 import evaluate
 
-from speech_drame.metrics import alignment_table
+from speech_drame.metrics import alignment_table, booleans_as_numbers, check_boolean_positions
 from speech_drame.schema import ARCHETYPE_DIMENSIONS, CONTENT_PASS, REALISM_DIMENSIONS
 
 _CITATION = """\
@@ -30,11 +30,13 @@ MAE, RMSE, Content Pass F1 / ROC-AUC and optional bootstrap confidence intervals
 _KWARGS_DESCRIPTION = """
 Args:
     predictions (`list` of `list` of `float`): per sample, the evaluator's score for each of
-        `dimensions` (1..5; for `content_pass` a 0/1 label or a pass probability).
+        `dimensions` (1..5; for `content_pass` a decision, True/False or 1/0, or a pass
+        probability).
     references (`list` of `list`): per sample, for each dimension either one reference score
         (`None` when there is none) or the list of annotator ratings (`None` = null rating,
-        skipped and counted; scores are averaged, Content Pass votes 1/0 decided by majority,
-        ties left out and counted).
+        skipped and counted; scores are averaged, Content Pass votes True/False or 1/0 decided
+        by majority, ties left out and counted). A dataset's `annotations` give these lists
+        as they are.
     dimensions (`list` of `str`): the dimension of each position. Optional with the configs
         `"archetype"` (content_pass, audio_quality, human_likeness, appropriateness) and
         `"realism"` (the ten realism dimensions).
@@ -66,6 +68,17 @@ Examples:
     (0.994, 0.986)
     >>> result["human_likeness_null_ratings"]
     1
+
+    Content Pass takes booleans, as the datasets store the votes (stored as 1.0/0.0):
+
+    >>> result = drame.compute(
+    ...     predictions=[[True, 4.2], [False, 2.1], [True, 3.0]],
+    ...     references=[[[True, True, False], [4, 5]], [[False, False, True], [2, 2]],
+    ...                 [[True, None, True], [3, 4]]],
+    ...     dimensions=["content_pass", "audio_quality"],
+    ... )
+    >>> result["content_pass_accuracy"], round(result["audio_quality_pearson"], 3)
+    (1.0, 0.981)
 """
 
 _DEFAULT_DIMENSIONS = {
@@ -92,6 +105,31 @@ class DrameMetric(evaluate.Metric):
             reference_urls=["https://arxiv.org/abs/2511.01261"],
         )
 
+    # The features hold floats: booleans (Content Pass votes and decisions) are stored as
+    # 1.0/0.0, and _compute checks that only Content Pass positions held them.
+    def _numbers(self, name, rows):
+        rows, positions = booleans_as_numbers(rows)
+        if not hasattr(self, "_boolean_positions"):
+            self._boolean_positions = {"predictions": set(), "references": set()}
+        self._boolean_positions[name] |= positions
+        return rows
+
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """Add a batch of predictions and references (booleans stored as 1.0/0.0).\n"""
+        if predictions is not None:
+            predictions = self._numbers("predictions", predictions)
+        if references is not None:
+            references = self._numbers("references", references)
+        return super().add_batch(predictions=predictions, references=references, **kwargs)
+
+    def add(self, *, prediction=None, reference=None, **kwargs):
+        """Add one prediction and reference (booleans stored as 1.0/0.0).\n"""
+        if prediction is not None:
+            prediction = self._numbers("predictions", [prediction])[0]
+        if reference is not None:
+            reference = self._numbers("references", [reference])[0]
+        return super().add(prediction=prediction, reference=reference, **kwargs)
+
     def _compute(
         self,
         predictions,
@@ -109,6 +147,10 @@ class DrameMetric(evaluate.Metric):
                     "'archetype' or 'realism' config for its default dimensions"
                 )
             dimensions = _DEFAULT_DIMENSIONS[self.config_name]
+        positions = getattr(self, "_boolean_positions", {})
+        self._boolean_positions = {"predictions": set(), "references": set()}
+        for name, found in positions.items():
+            check_boolean_positions(frozenset(found), dimensions, name)
         return alignment_table(
             predictions,
             references,

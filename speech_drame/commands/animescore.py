@@ -1,11 +1,20 @@
-"""`speech-drame animescore`: AnimeScore-style pairwise ranker (train, score, baseline, demo pairs)."""
+"""`speech-drame animescore`: AnimeScore-style pairwise ranker (train, score, baseline, demo pairs).
+
+Relative audio paths in a pair CSV (or a ``--list`` file) are relative to that file's folder,
+so the commands work from any current folder; ``demo-pairs`` writes them that way. A clip that
+cannot be read is reported and the rest goes on: ``score`` scores the other files, ``train``
+and ``baseline`` leave out the pairs of that clip; the exit status is then 1.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
+
+from ..atomic_io import write_json, write_text
 
 
 def _cache(value: str) -> str | None:
@@ -31,6 +40,18 @@ def _metrics_line(name: str, m: dict) -> str:
     )
 
 
+def _report_unreadable(what: str, unreadable: dict[str, str], left_out: int) -> int:
+    """Print the unreadable clips of a pair set to stderr; the number of clips."""
+    for reason in unreadable.values():
+        print(f"not readable: {reason}", file=sys.stderr)
+    if unreadable:
+        print(
+            f"{what}: {left_out} pair(s) left out: {len(unreadable)} clip(s) could not be read",
+            file=sys.stderr,
+        )
+    return len(unreadable)
+
+
 def _train(args: argparse.Namespace) -> int:
     from ..protocols.animescore.encoders import WHISPER, build_encoder
     from ..protocols.animescore.ranker import RankerConfig, train_ranker
@@ -51,41 +72,54 @@ def _train(args: argparse.Namespace) -> int:
         encoder = build_encoder({"kind": "hf", "name": args.encoder, "layer": args.layer})
     pairs = _pairs(args.pairs, args.audio_root)
     log = None if args.quiet else (lambda line: print(line, file=sys.stderr))
-    ranker = train_ranker(pairs, encoder, config, _cache(args.cache), log=log)
+    ranker = train_ranker(pairs, encoder, config, _cache(args.cache), log, not args.quiet)
+    s = ranker.summary
+    problems = _report_unreadable("train", s["unreadable"], s["pairs_left_out"])
     out = ranker.save(args.out)
     metrics = {}
     for name, csv_path in (("test", args.test_pairs), ("ood", args.ood_pairs)):
         if csv_path:
-            metrics[name] = ranker.evaluate(_pairs(csv_path, args.audio_root), _cache(args.cache))
+            pairs = _pairs(csv_path, args.audio_root)
+            metrics[name] = ranker.evaluate(pairs, _cache(args.cache), not args.quiet)
             print(_metrics_line(name, metrics[name]))
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n", encoding="utf-8")
-    s = ranker.summary
+            m = metrics[name]
+            problems += _report_unreadable(name, m["unreadable"], m["pairs_left_out"])
+    write_json(out / "metrics.json", metrics)
     print(
         f"saved {out} (best epoch {s['best_epoch']} of {s['epochs_run']}, "
         f"val NLL {s['best_val_nll']:.4f}, {s['train_pairs']} train / {s['val_pairs']} val pairs)"
     )
-    return 0
+    return 1 if problems else 0
+
+
+def _list_file(path: str) -> list[str]:
+    """Audio paths of a ``--list`` file; relative ones are relative to the list's folder."""
+    folder = Path(path).parent
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    return [os.path.normpath(folder / line.strip()) for line in lines if line.strip()]
 
 
 def _score(args: argparse.Namespace) -> int:
     from ..protocols.animescore.ranker import Ranker
 
-    paths = list(args.files)
-    if args.list:
-        lines = Path(args.list).read_text(encoding="utf-8").splitlines()
-        paths += [line.strip() for line in lines if line.strip()]
+    paths = list(args.files) + (_list_file(args.list) if args.list else [])
     if not paths:
         raise ValueError("no audio files given (positional FILES or --list)")
-    scores = Ranker.load(args.model).score(paths, _cache(args.cache), args.batch_size)
+    scores, errors = Ranker.load(args.model).score_files(paths, _cache(args.cache), args.batch_size)
     if args.json:
-        print(
-            json.dumps(
-                [{"file": str(p), "score": float(s)} for p, s in zip(paths, scores, strict=True)]
-            )
-        )
+        rows = [
+            {"file": p, "score": scores[i]} if i in scores else {"file": p, "error": errors[i]}
+            for i, p in enumerate(paths)
+        ]
+        print(json.dumps(rows))
     else:
-        for p, s in zip(paths, scores, strict=True):
-            print(f"{s:.6f}\t{p}")
+        for i in sorted(scores):
+            print(f"{scores[i]:.6f}\t{paths[i]}")
+    for reason in errors.values():
+        print(f"not scored: {reason}", file=sys.stderr)
+    if errors:
+        print(f"{len(errors)} of {len(paths)} file(s) could not be scored", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -99,9 +133,9 @@ def _baseline(args: argparse.Namespace) -> int:
     top = ", ".join(f"{k} {v:+.3f}" for k, v in list(result["coefficients"].items())[:4])
     print(f"largest standardised coefficients: {top}")
     if args.out:
-        Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-        print(f"wrote {args.out}")
-    return 0
+        print(f"wrote {write_json(args.out, result)}")
+    problems = _report_unreadable("baseline", result["unreadable"], result["pairs_left_out"])
+    return 1 if problems else 0
 
 
 def _demo_pairs(args: argparse.Namespace) -> int:
@@ -112,8 +146,10 @@ def _demo_pairs(args: argparse.Namespace) -> int:
     for split, pairs in sorted(sets.items()):
         path = write_pairs(pairs.pairs, out / f"pairs_{split}.csv")
         print(f"wrote {path} ({len(pairs.pairs)} pairs)")
-    (out / "README.md").write_text(
-        f"# Demo AnimeScore-style pairs\n\n{SYNTHETIC_NOTE}.\n", encoding="utf-8"
+    write_text(
+        out / "README.md",
+        f"# Demo AnimeScore-style pairs\n\n{SYNTHETIC_NOTE}.\n\n"
+        "Audio paths are relative to this folder.\n",
     )
     print(f"note: {SYNTHETIC_NOTE}")
     return 0
@@ -143,14 +179,19 @@ def _pair_args(sub: argparse.ArgumentParser) -> None:
     sub.add_argument(
         "--pairs",
         required=True,
-        help="pair CSV: file_a,file_b,choice(+1/-1) (aliases audio_a/wav_a, label/preference)",
+        help="pair CSV: file_a,file_b,choice(+1/-1) (aliases audio_a/wav_a, label/preference); "
+        "relative audio paths are relative to the CSV's folder",
     )
-    sub.add_argument("--audio-root", help="folder the CSV's audio paths are relative to")
-    sub.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    sub.add_argument(
+        "--audio-root",
+        help="resolve the CSVs' relative audio paths against this folder instead of each "
+        "CSV's own folder",
+    )
+    sub.add_argument("--seed", type=int, default=0, help="seed")
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("animescore", help=__doc__.split(": ", 1)[1])
+    parser = subparsers.add_parser("animescore", help=__doc__.split("\n", 1)[0].split(": ", 1)[1])
     actions = parser.add_subparsers(dest="animescore_action", required=True, metavar="ACTION")
 
     train = actions.add_parser("train", help="train the BiLSTM ranker on preference pairs")
@@ -164,21 +205,23 @@ def register(subparsers) -> None:
     train.add_argument("--layer", type=int, default=-1, help="hidden layer of an SSL encoder")
     train.add_argument("--test-pairs", help="pair CSV evaluated after training")
     train.add_argument("--ood-pairs", help="out-of-distribution pair CSV evaluated after training")
-    train.add_argument("--epochs", type=int, default=30, help="maximum epochs (default 30)")
+    train.add_argument("--epochs", type=int, default=30, help="maximum epochs")
     train.add_argument("--patience", type=int, default=5, help="early-stopping patience")
     train.add_argument("--batch-pairs", type=int, default=16, help="pairs per step")
     train.add_argument("--learning-rate", type=float, default=1e-3)
     train.add_argument("--lstm-hidden", type=int, default=64)
     train.add_argument("--mlp-hidden", type=int, default=64)
     train.add_argument("--val-fraction", type=float, default=0.15)
-    train.add_argument("--quiet", action="store_true", help="no per-epoch lines")
+    train.add_argument("--quiet", action="store_true", help="no progress bars or per-epoch lines")
     _common(train)
     train.set_defaults(action=_train)
 
     score = actions.add_parser("score", help="score audio files with a trained ranker")
     score.add_argument("--model", required=True, help="folder written by `animescore train`")
     score.add_argument("files", nargs="*", help="audio files")
-    score.add_argument("--list", help="text file with one audio path per line")
+    score.add_argument(
+        "--list", help="text file with one audio path per line (relative to the file's folder)"
+    )
     score.add_argument("--batch-size", type=int, default=32)
     score.add_argument("--json", action="store_true", help="print a JSON list")
     _common(score)
@@ -197,6 +240,10 @@ def register(subparsers) -> None:
         "demo-pairs", help="synthetic pairs from a demo release (less degraded preferred)"
     )
     demo.add_argument("--release", default="build/demo_release", help="demo release folder")
-    demo.add_argument("--out", required=True, help="folder for pairs_<split>.csv")
+    demo.add_argument(
+        "--out",
+        required=True,
+        help="folder for pairs_<split>.csv (audio paths written relative to it)",
+    )
     demo.add_argument("--seed", type=int, default=0)
     demo.set_defaults(func=run, action=_demo_pairs)

@@ -1,4 +1,4 @@
-"""`speech-drame summary`: rows, hours and label distributions of a built dataset."""
+"""`speech-drame summary`: rows, hours and label distributions of a dataset; flags synthetic labels."""
 
 from __future__ import annotations
 

@@ -5,6 +5,7 @@ Each clip is described by pause ratio (silero VAD), syllable rate, F0 level and 
 vectors. The model is scaled logistic regression without intercept, so swapping A and B flips
 the predicted probability. It is evaluated by 5-fold cross-validation over pairs, with the
 out-of-fold score differences pooled into :func:`speech_drame.metrics.pairwise_preference`.
+Pairs with an unreadable clip are left out and reported (``unreadable``, ``pairs_left_out``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from speech_drame.features import formants, prosody, vad
 from speech_drame.features.blueprint import CacheArg, resolve_cache
 from speech_drame.features.cache import FeatureCache, audio_key
 from speech_drame.metrics import pairwise_preference
-from speech_drame.protocols.animescore.pairs import PairSet
+from speech_drame.protocols.animescore.pairs import PairSet, per_clip
 
 FEATURES = (
     "pause_ratio",
@@ -56,9 +57,16 @@ def clip_features(path: str | os.PathLike, cache: FeatureCache | None = None) ->
 
 
 def pair_differences(pairs: PairSet, cache: CacheArg = "default") -> tuple[np.ndarray, np.ndarray]:
-    """``X[i] = features(a_i) - features(b_i)`` and ``y[i] = 1`` where A was preferred."""
+    """``X[i] = features(a_i) - features(b_i)`` and ``y[i] = 1`` where A was preferred.
+
+    Raises:
+        AudioError: a clip cannot be read.
+    """
     store = resolve_cache(cache)
-    feats = {f: clip_features(f, store) for f in pairs.files}
+    return _differences(pairs, {f: clip_features(f, store) for f in pairs.files})
+
+
+def _differences(pairs: PairSet, feats: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     x = np.array([feats[p.file_a] - feats[p.file_b] for p in pairs.pairs])
     return x, np.array([int(p.a_preferred) for p in pairs.pairs])
 
@@ -107,6 +115,13 @@ def cross_validate(
 def run_baseline(
     pairs: PairSet, cache: CacheArg = "default", folds: int = 5, seed: int = 0
 ) -> dict[str, Any]:
-    """Extract features for every clip in ``pairs`` and cross-validate the baseline."""
-    x, y = pair_differences(pairs, cache)
-    return cross_validate(x, y, folds, seed)
+    """Extract features for every clip in ``pairs`` and cross-validate the baseline.
+
+    Pairs with an unreadable clip are left out; the result lists the clips (``unreadable``)
+    and counts the pairs (``pairs_left_out``).
+    """
+    store = resolve_cache(cache)
+    feats, errors = per_clip(lambda f: clip_features(f, store), pairs.files)
+    pairs = pairs.without(errors)
+    result = cross_validate(*_differences(pairs, feats), folds, seed)
+    return {**result, "unreadable": pairs.unreadable, "pairs_left_out": pairs.left_out}

@@ -3,8 +3,13 @@
 A pair CSV has one judgement per row: ``file_a``, ``file_b`` and ``choice`` (+1 = A preferred,
 -1 = B preferred), optionally with ``source_a``/``source_b`` (the corpus of each clip). Users of
 the release report other column names, so each column accepts the aliases in
-:data:`COLUMN_ALIASES` (exactly one spelling per column may be present). Audio paths are read
-relative to ``audio_root`` (default: the CSV's folder) and must exist.
+:data:`COLUMN_ALIASES` (exactly one spelling per column may be present).
+
+**Relative paths.** A relative audio path in a pair CSV is relative to the folder the CSV is
+in (or to ``audio_root`` when one is given), never to the current folder, so a pair file
+works from wherever a command runs. :func:`write_pairs` writes paths relative to the CSV it
+writes, so a pairs folder and the audio it points at can move together. Paths are normalised
+(``a/../b`` is ``b``) and every file must exist.
 
 Repeated judgements of the same two clips (in either order) are merged by majority vote;
 ties are reported and left out.
@@ -13,11 +18,18 @@ ties are reported and left out.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 from collections import defaultdict
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TypeVar
+
+from speech_drame.audio import AudioError
+
+_T = TypeVar("_T")
 
 COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
     "file_a": ("file_a", "audio_a", "wav_a", "path_a"),
@@ -60,11 +72,40 @@ class PairSet:
     n_judgements: int = 0
     origin: str = ""
     note: str = ""
+    unreadable: dict[str, str] = field(default_factory=dict)  # clip -> reason it was left out
+    left_out: int = 0  # pairs left out because one of their clips is unreadable
 
     @property
     def files(self) -> list[str]:
         """Every clip in the pairs, each once, in first-seen order."""
         return list(dict.fromkeys(f for p in self.pairs for f in (p.file_a, p.file_b)))
+
+    def without(self, unreadable: Mapping[str, str]) -> PairSet:
+        """The pairs whose clips are all readable; ``unreadable`` maps a clip to its reason."""
+        kept = [p for p in self.pairs if p.file_a not in unreadable and p.file_b not in unreadable]
+        return replace(
+            self,
+            pairs=kept,
+            unreadable={**self.unreadable, **unreadable},
+            left_out=self.left_out + len(self.pairs) - len(kept),
+        )
+
+
+def per_clip(
+    fn: Callable[[str], _T], files: Iterable[str], progress: bool = False
+) -> tuple[dict[str, _T], dict[str, str]]:
+    """``fn(file)`` of each file, and the reason for each file whose audio cannot be read
+    (:class:`~speech_drame.audio.AudioError`) instead: for :meth:`PairSet.without`.
+    ``progress`` shows a tqdm bar on stderr."""
+    from tqdm.auto import tqdm
+
+    values, errors = {}, {}
+    for f in tqdm(list(dict.fromkeys(files)), unit="clip", desc="features", disable=not progress):
+        try:
+            values[f] = fn(f)
+        except AudioError as exc:
+            errors[f] = str(exc)
+    return values, errors
 
 
 def resolve_columns(header: list[str], where: str) -> dict[str, str]:
@@ -95,8 +136,7 @@ def _choice(value: str, where: str) -> int:
 def _audio_path(value: str, root: Path, where: str) -> str:
     if not value.strip():
         raise PairFileError(f"{where}: empty audio path")
-    path = Path(value.strip())
-    path = path if path.is_absolute() else root / path
+    path = Path(os.path.normpath(root / value.strip()))  # an absolute value replaces root
     if not path.is_file():
         raise PairFileError(f"{where}: audio file not found: {path}")
     return str(path)
@@ -125,6 +165,8 @@ def read_judgements(
     csv_path: str | os.PathLike, audio_root: str | os.PathLike | None = None
 ) -> list[Pair]:
     """Every row of a pair CSV as a one-vote :class:`Pair` (rows numbered from 2, the header is 1).
+
+    Relative audio paths resolve against ``audio_root``, by default the CSV's own folder.
 
     Raises:
         PairFileError: missing file or column, unreadable row, bad choice, missing audio.
@@ -201,18 +243,31 @@ def read_utterances(csv_path: str | os.PathLike) -> dict[str, dict[str, str]]:
     return out
 
 
+def _relative_to(path: str, folder: str) -> str:
+    """``path`` (absolute or relative to the current folder) relative to ``folder``."""
+    try:
+        return os.path.relpath(os.path.abspath(path), folder)
+    except ValueError:  # another drive (Windows): no relative path exists
+        return os.path.abspath(path)
+
+
 def write_pairs(pairs: list[Pair], csv_path: str | os.PathLike) -> Path:
-    """Write pairs as a pair CSV (canonical column names, absolute audio paths)."""
+    """Write pairs as a pair CSV (canonical column names), atomically.
+
+    Audio paths (absolute or relative to the current folder) are written relative to the CSV's
+    folder, the rule :func:`read_judgements` reads them by.
+    """
+    from speech_drame.atomic_io import write_text
+
     csv_path = Path(csv_path)
-    csv_path.parent.mkdir(parents=True, exist_ok=True)
-    with csv_path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["file_a", "file_b", "choice", "source_a", "source_b"])
-        for p in pairs:
-            writer.writerow(
-                [p.file_a, p.file_b, "+1" if p.a_preferred else "-1", p.source_a, p.source_b]
-            )
-    return csv_path
+    folder = os.path.abspath(csv_path.parent)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["file_a", "file_b", "choice", "source_a", "source_b"])
+    for p in pairs:
+        a, b = (_relative_to(f, folder) for f in (p.file_a, p.file_b))
+        writer.writerow([a, b, "+1" if p.a_preferred else "-1", p.source_a, p.source_b])
+    return write_text(csv_path, buffer.getvalue())
 
 
 def demo_pairs(release_dir: str | os.PathLike, seed: int = 0) -> dict[str, PairSet]:

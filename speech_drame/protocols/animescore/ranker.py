@@ -6,6 +6,10 @@ its frame features are computed once per clip (and cached on disk); only the hea
 Early stopping keeps the head with the lowest NLL on a seeded validation split of the pairs.
 A trained ranker is a folder with ``model.safetensors`` (head weights and the frame
 standardisation) and ``config.json`` (encoder, head sizes, training summary).
+
+Unreadable audio (:class:`~speech_drame.audio.AudioError`) does not stop a batch:
+:meth:`Ranker.score_files` gives the reason per file, and training and evaluation leave out the
+pairs of such a clip and report the clips and the count (``unreadable``, ``pairs_left_out``).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from speech_drame.features.blueprint import CacheArg, resolve_cache
 from speech_drame.features.cache import FeatureCache
 from speech_drame.metrics import pairwise_preference
 from speech_drame.protocols.animescore.encoders import FrameEncoder, build_encoder, clip_frames
-from speech_drame.protocols.animescore.pairs import PairSet
+from speech_drame.protocols.animescore.pairs import PairSet, per_clip
 
 FORMAT = "speech-drame-animescore-ranker"
 FORMAT_VERSION = 1
@@ -127,16 +131,38 @@ class Ranker:
     def score(
         self, paths: list[str | os.PathLike], cache: CacheArg = "default", batch_size: int = 32
     ) -> np.ndarray:
-        """Scores of audio files (higher = preferred); frame features go through ``cache``."""
+        """Scores of audio files (higher = preferred); frame features go through ``cache``.
+
+        Raises:
+            AudioError: a file cannot be read (:meth:`score_files` goes on past it).
+        """
         store = resolve_cache(cache)
         return self.score_frames([clip_frames(self.encoder, p, store) for p in paths], batch_size)
 
-    def evaluate(self, pairs: PairSet, cache: CacheArg = "default") -> dict[str, Any]:
-        """Pair accuracy, NLL and ROC-AUC (:func:`speech_drame.metrics.pairwise_preference`)."""
+    def score_files(
+        self, paths: list[str | os.PathLike], cache: CacheArg = "default", batch_size: int = 32
+    ) -> tuple[dict[int, float], dict[int, str]]:
+        """``(scores, errors)`` by position in ``paths``: every readable file is scored, an
+        unreadable one gets the reason instead."""
+        frames, errors = readable_frames(self.encoder, [str(p) for p in paths], cache)
+        ok = [i for i, p in enumerate(paths) if str(p) in frames]
+        values = self.score_frames([frames[str(paths[i])] for i in ok], batch_size)
+        failed = {i: errors[str(p)] for i, p in enumerate(paths) if str(p) in errors}
+        return dict(zip(ok, values.tolist(), strict=True)), failed
+
+    def evaluate(
+        self, pairs: PairSet, cache: CacheArg = "default", progress: bool = False
+    ) -> dict[str, Any]:
+        """Pair accuracy, NLL and ROC-AUC (:func:`speech_drame.metrics.pairwise_preference`),
+        over the pairs whose clips are readable; ``unreadable`` and ``pairs_left_out`` say what
+        was left out."""
+        frames, errors = readable_frames(self.encoder, pairs.files, cache, progress)
+        pairs = pairs.without(errors)
         files = pairs.files
-        scores = dict(zip(files, self.score(files, cache), strict=True))
+        scores = dict(zip(files, self.score_frames([frames[f] for f in files]), strict=True))
         diff = [scores[p.file_a] - scores[p.file_b] for p in pairs.pairs]
-        return pairwise_preference(diff, [int(p.a_preferred) for p in pairs.pairs])
+        result = pairwise_preference(diff, [int(p.a_preferred) for p in pairs.pairs])
+        return {**result, "unreadable": pairs.unreadable, "pairs_left_out": pairs.left_out}
 
     def save(self, out_dir: str | os.PathLike) -> Path:
         """Write ``model.safetensors`` and ``config.json`` into ``out_dir``."""
@@ -183,6 +209,14 @@ class Ranker:
         return cls(encoder, head, ranker_config, config.get("training", {}))
 
 
+def readable_frames(
+    encoder: FrameEncoder, files: list[str], cache: CacheArg = "default", progress: bool = False
+) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """Frame features of each readable file, and the reason for each unreadable one."""
+    store = resolve_cache(cache)
+    return per_clip(lambda f: clip_frames(encoder, f, store), files, progress)
+
+
 def _split(n: int, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     if n < 4:
         raise ValueError(f"need at least 4 pairs to train with a validation split, got {n}")
@@ -197,6 +231,7 @@ def train_ranker(
     config: RankerConfig | None = None,
     cache: CacheArg = "default",
     log: Callable[[str], None] | None = None,
+    progress: bool = False,
 ) -> Ranker:
     """Train the head on ``pairs`` with the pairwise logistic loss and early stopping.
 
@@ -206,9 +241,11 @@ def train_ranker(
         config: head sizes and training options.
         cache: frame-feature cache (``"default"``, a folder, a FeatureCache or ``None``).
         log: called with one line per epoch, e.g. ``print``.
+        progress: a progress bar over the clips' feature extraction (stderr).
 
     Returns:
-        The ranker with the best validation NLL; ``ranker.summary`` holds the history.
+        The ranker with the best validation NLL; ``ranker.summary`` holds the history and
+        the pairs left out because a clip is unreadable (``unreadable``, ``pairs_left_out``).
     """
     import torch
 
@@ -216,9 +253,11 @@ def train_ranker(
     encoder = build_encoder(encoder) if isinstance(encoder, str) else encoder
     store: FeatureCache | None = resolve_cache(cache)
     start = time.perf_counter()
+    frames, errors = readable_frames(encoder, pairs.files, store, progress)
+    pairs = pairs.without(errors)
     files = pairs.files
     index = {f: i for i, f in enumerate(files)}
-    clips = [clip_frames(encoder, f, store) for f in files]
+    clips = [frames[f] for f in files]
     feature_seconds = time.perf_counter() - start
     a_idx = np.array([index[p.file_a] for p in pairs.pairs])
     b_idx = np.array([index[p.file_b] for p in pairs.pairs])
@@ -293,6 +332,8 @@ def train_ranker(
         "val_pairs": int(len(val)),
         "clips": len(files),
         "ties_excluded": len(pairs.ties),
+        "unreadable": pairs.unreadable,
+        "pairs_left_out": pairs.left_out,
         "pair_source": pairs.origin,
         "note": pairs.note,
         "best_epoch": best[2],
