@@ -2,6 +2,9 @@
 # a .venv from requirements.txt and the Debian packages below (apt-get, only when missing).
 SHELL := /bin/bash
 PYTHON ?= python3
+# torch 2.13.0 from PyPI is the CUDA build on Linux x86_64. A CPU-only machine can take the CPU build:
+#   make setup TORCH_INDEX=https://download.pytorch.org/whl/cpu
+TORCH_INDEX ?=
 VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
@@ -15,7 +18,6 @@ DEMO_NOTE := Synthetic demo corpus built offline by make demo (real LibriVox, De
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 export NUMBA_CACHE_DIR := $(CURDIR)/.cache/numba
-export SPEECH_DRAME_CACHE := $(CURDIR)/.cache/features
 export GRADIO_ANALYTICS_ENABLED := False
 
 .PHONY: setup apt demo demo-data demo-scorer demo-rolebench test lint format clean
@@ -25,6 +27,7 @@ setup: $(INSTALLED) apt
 $(INSTALLED): requirements.txt constraints.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -c constraints.txt torch $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(PY) -m pip install -q -r requirements.txt -c constraints.txt
 	# resemblyzer declares two stale dependencies (typing backport, webrtcvad); webrtcvad-wheels replaces the latter
 	$(PY) -m pip install -q --no-deps resemblyzer==0.1.4
@@ -41,7 +44,8 @@ apt:
 	fi
 
 # The demo release (official raw format) is rebuilt only when its generator changes.
-$(DEMO_RELEASE)/DEMO_MANIFEST.json: $(INSTALLED) $(wildcard speech_drame/demo/*.py) | apt
+$(DEMO_RELEASE)/DEMO_MANIFEST.json: $(INSTALLED) $(wildcard speech_drame/demo/*.py) \
+		$(wildcard official_samples/*/*)
 	$(PY) dataset_scripts/make_demo_release.py --out $(DEMO_RELEASE)
 
 $(DATASET)/build_report.json: $(DEMO_RELEASE)/DEMO_MANIFEST.json speech_drame/hub_dataset.py \
@@ -49,21 +53,30 @@ $(DATASET)/build_report.json: $(DEMO_RELEASE)/DEMO_MANIFEST.json speech_drame/hu
 	$(PY) dataset_scripts/build_dataset.py --source $(DEMO_RELEASE) --out $(DATASET) \
 		--license other --source-note '$(DEMO_NOTE)'
 
-# The default evaluator, trained on the demo train splits (features cached in .cache/features).
-$(LITE_SCORER)/config.json: $(DATASET)/build_report.json $(wildcard speech_drame/scorers/*.py) \
+# The default evaluator, trained on the demo train splits (features cached where the CLI caches them:
+# $$SPEECH_DRAME_CACHE or ~/.cache/speech-drame/features). metrics.json is written last.
+$(LITE_SCORER)/metrics.json: $(DATASET)/build_report.json $(wildcard speech_drame/scorers/*.py) \
 		$(wildcard speech_drame/features/*.py)
 	$(VENV)/bin/speech-drame train-lite --dataset $(DATASET) --out $(LITE_SCORER)
 
-$(DEMO_ROLEBENCH)/run/leaderboard.md: $(LITE_SCORER)/config.json $(wildcard speech_drame/rolebench*.py)
+$(DEMO_ROLEBENCH)/run/leaderboard.md: $(LITE_SCORER)/metrics.json $(wildcard speech_drame/rolebench*.py)
 	$(PY) dataset_scripts/make_demo_rolebench.py --out $(DEMO_ROLEBENCH) --scorer $(LITE_SCORER)
 
-demo-data: $(DATASET)/build_report.json
-demo-scorer: $(LITE_SCORER)/config.json
-demo-rolebench: $(DEMO_ROLEBENCH)/run/leaderboard.md
+# The file targets above need the Debian packages; every entry point below checks them first (apt).
+demo-data: apt $(DATASET)/build_report.json
+demo-scorer: apt $(LITE_SCORER)/metrics.json
+demo-rolebench: apt $(DEMO_ROLEBENCH)/run/leaderboard.md
 
-demo: demo-data demo-scorer demo-rolebench
+# Each stage says whether it ran or was already up to date, so a second `make demo` shows it did no work.
+stage = if $(MAKE) --no-print-directory -q $(1) 2>/dev/null; then echo "$(2): up to date ($(1)), nothing to do"; \
+	else $(MAKE) --no-print-directory $(1); fi
+
+demo: setup
+	@$(call stage,$(DATASET)/build_report.json,demo dataset)
+	@$(call stage,$(LITE_SCORER)/metrics.json,LiteScorer training)
+	@$(call stage,$(DEMO_ROLEBENCH)/run/leaderboard.md,demo RoleBench scoring)
 	$(VENV)/bin/speech-drame summary --dataset $(DATASET)
-	@echo; echo "LiteScorer: $(LITE_SCORER) (evaluation: $(LITE_SCORER)/metrics.json)"
+	@echo; echo "LiteScorer: $(LITE_SCORER)/archetype and $(LITE_SCORER)/realism (evaluation: $(LITE_SCORER)/metrics.json)"
 	@echo "RoleBench leaderboard: $(DEMO_ROLEBENCH)/run/leaderboard.md"; cat $(DEMO_ROLEBENCH)/run/leaderboard.md
 
 test: demo-data demo-scorer

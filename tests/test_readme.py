@@ -1,0 +1,222 @@
+"""The README's commands and code blocks run as written (see ``readme_blocks`` for the markers).
+
+The blocks run top to bottom in one folder that looks like the repository root after `make demo`
+(the demo dataset and scorer are hard-linked copies, so nothing here changes the checkout), with
+the virtual environment on PATH as after `source .venv/bin/activate`. Placeholders are real
+files: `clip.wav` and `clips/` are LibriVox speech, `responses/` holds two systems' answers to
+every realism test scenario (demo clips, so their features are cached), `evalbench_raw/` is the official samples, and the judge endpoint
+is a small OpenAI-compatible server on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import DEMO_DATASET, DEMO_RELEASE, LIBRIVOX, OFFICIAL_SAMPLES, REPO
+from judge_server import JudgeServer, chat_body, reply, running
+from readme_blocks import Block, blocks, commands
+
+from speech_drame.schema import ARCHETYPE_DIMENSIONS, CONTENT_PASS, REALISM_DIMENSIONS
+
+README = REPO / "README.md"
+BLOCKS = blocks(README)
+VENV_BIN = Path(sys.executable).parent
+ENDPOINT = "http://127.0.0.1:8000/v1"  # as the README writes it; replaced by the test server
+HELP_PROGRAMS = {"speech-drame", "python", "hf", "accelerate", "torchrun"}
+# what the README's blocks leave behind, checked after they ran
+OUTPUTS = [
+    "agreement.json",
+    "artifacts/lite_scorer/metrics.json",
+    "artifacts/drame-eval-smoke/evaluator/drame_eval_config.json",
+    ".judge-cache",
+    "runs/realism/leaderboard.md",
+    "runs/realism-sharded/leaderboard.md",
+    "build/paraling_demo/queries.jsonl",
+    "build/trace_demo/pairs.jsonl",
+    "build/animescore_ranker/config.json",
+]
+
+
+def _env(folder: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        PATH=f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}",
+        VIRTUAL_ENV=str(VENV_BIN.parent),
+        HF_HUB_OFFLINE="1",
+        SPEECH_DRAME_LITE_SCORER=str(folder / "artifacts" / "lite_scorer"),
+    )
+    env.pop("SPEECH_DRAME_CACHE", None)  # the one default cache, as a user has it
+    return env
+
+
+def _link_tree(src: Path, dst: Path) -> None:
+    """A hard-linked copy: outputs are replaced whole (atomic writes), never edited in place."""
+    shutil.copytree(src, dst, copy_function=os.link)
+
+
+def _repository_like(folder: Path) -> Path:
+    """``folder`` set up like the checkout after `make demo`, plus the README's placeholders."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("configs", "dataset_scripts", "evaluate_metric", "official_samples", "train.py",
+                 "benchmarks", ".venv"):  # fmt: skip
+        (folder / name).symlink_to(REPO / name)
+    _link_tree(DEMO_DATASET, folder / "speech-drame")
+    _link_tree(REPO / "artifacts" / "lite_scorer", folder / "artifacts" / "lite_scorer")
+    (folder / "build").mkdir()
+    (folder / "build" / "demo_release").symlink_to(DEMO_RELEASE)
+    speech = sorted(LIBRIVOX.glob("*.wav"))
+    shutil.copy(speech[0], folder / "clip.wav")
+    (folder / "clips").mkdir()
+    for i, name in enumerate(("clip1.wav", "clip2.wav")):
+        shutil.copy(speech[i + 1], folder / name)
+        shutil.copy(speech[i + 1], folder / "clips" / name)
+    shutil.copytree(OFFICIAL_SAMPLES, folder / "evalbench_raw")
+    _responses(folder)
+    return folder
+
+
+def _responses(folder: Path) -> None:
+    """Two systems answering every realism test scenario: ``sys_a`` with each scenario's own
+    demo clip, ``sys_b`` with the next scenario's (a mismatched performance)."""
+    import pyarrow.parquet as pq
+
+    ids = [
+        i
+        for shard in sorted((DEMO_DATASET / "realism").glob("test-*.parquet"))
+        for i in pq.read_table(shard, columns=["id"]).column("id").to_pylist()
+    ]
+    for system, sources in (("sys_a", ids), ("sys_b", ids[1:] + ids[:1])):
+        (folder / "responses" / system).mkdir(parents=True)
+        for scenario, source in zip(ids, sources, strict=True):
+            wav = DEMO_RELEASE / "realism_data" / f"{source}.wav"
+            os.link(wav, folder / "responses" / system / f"{scenario}.wav")
+    (folder / "human.json").write_text(json.dumps({"sys_a": 3.5, "sys_b": 2.0}))
+
+
+def _judge_answer(payload, n):
+    """A valid answer in either mode (the judge reads the dimensions of its own mode)."""
+    answer = {CONTENT_PASS: True, **dict.fromkeys(ARCHETYPE_DIMENSIONS, 4)}
+    answer.update(dict.fromkeys(REALISM_DIMENSIONS, 3))
+    return reply(chat_body(json.dumps(answer)))
+
+
+@pytest.fixture(scope="module")
+def judge_server():
+    server = JudgeServer()
+    server.routes["NAME"] = _judge_answer
+    with running(server):
+        yield server
+
+
+@pytest.fixture(scope="module")
+def checkout(tmp_path_factory, demo_dataset_dir) -> Path:
+    return _repository_like(tmp_path_factory.mktemp("readme") / "checkout")
+
+
+def _script(block: Block, endpoint: str) -> str:
+    if block.lang == "python":
+        return block.code
+    lines = [c.text for c in commands(block) if c.runs]
+    return "\n".join(lines).replace(ENDPOINT, endpoint) + "\n"
+
+
+def _run(block: Block, folder: Path, endpoint: str) -> subprocess.CompletedProcess:
+    script = folder / f"readme_{block.line}.{'py' if block.lang == 'python' else 'sh'}"
+    script.write_text(_script(block, endpoint), encoding="utf-8")
+    argv = (
+        [str(VENV_BIN / "python"), script.name]
+        if block.lang == "python"
+        else ["bash", "-eo", "pipefail", script.name]
+    )
+    return subprocess.run(
+        argv, cwd=folder, env=_env(folder), capture_output=True, text=True, timeout=900
+    )
+
+
+RUNNABLE = [b for b in BLOCKS if b.lang in ("bash", "python") and b.skip is None]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("block", RUNNABLE, ids=[b.name for b in RUNNABLE])
+def test_readme_block_runs_as_written(block, checkout, judge_server, tmp_path):
+    folder = _repository_like(tmp_path / "checkout") if block.fresh else checkout
+    done = _run(block, folder, judge_server.url)
+    assert done.returncode == 0, (
+        f"{block.name} exited {done.returncode}\n--- stdout\n{done.stdout[-3000:]}"
+        f"\n--- stderr\n{done.stderr[-3000:]}"
+    )
+
+
+@pytest.mark.slow
+def test_the_readme_blocks_leave_their_outputs(checkout):
+    """Runs after the blocks (file order): what they write exists, a shard run included."""
+    missing = [p for p in OUTPUTS if not (checkout / p).exists()]
+    assert not missing, f"not written by the README's blocks: {missing}"
+    board = (checkout / "runs" / "realism-sharded" / "leaderboard.md").read_text()
+    assert "sys_a" in board and "sys_b" in board
+
+
+def test_every_readme_block_is_run_or_says_why_not():
+    assert RUNNABLE, "no README block is run"
+    for block in BLOCKS:
+        assert block.lang in ("bash", "python", ""), f"{block.name}: unknown language"
+        if block.skip is not None:
+            assert len(block.skip) > 10, f"{block.name}: say why the block is not run"
+
+
+def _help_argv(words: list[str]) -> list[str] | None:
+    """The command's own ``--help``: its words up to the first option, then ``--help``."""
+    words = [w for w in words if w != "&"]
+    if not words or words[0] not in HELP_PROGRAMS:
+        return None
+    head = []
+    for word in words:
+        if word.startswith("-"):
+            break
+        head.append(word)
+    return [*head, "--help"]
+
+
+SHOWN = sorted(
+    {
+        tuple(argv)
+        for block in BLOCKS
+        if block.lang == "bash"
+        for command in commands(block)
+        if (argv := _help_argv(command.words))
+    }
+)
+
+
+@pytest.mark.parametrize("argv", SHOWN, ids=[" ".join(a) for a in SHOWN])
+def test_every_command_the_readme_shows_is_installed_and_answers_help(argv, tmp_path):
+    """Even the commands a block does not run (GPU, Hub) exist after `make setup`."""
+    done = subprocess.run(
+        list(argv), cwd=REPO, env=_env(tmp_path), capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, f"{' '.join(argv)}: {done.stderr[-2000:]}"
+    assert "usage" in (done.stdout + done.stderr).lower()
+
+
+def test_the_readme_apt_line_is_the_makefile_list():
+    makefile = (REPO / "Makefile").read_text()
+    wanted = re.search(r"^APT_PACKAGES := (.+)$", makefile, re.M).group(1).split()
+    shown = [
+        c.words
+        for b in BLOCKS
+        for c in commands(b)
+        if c.words[:3] == ["sudo", "apt-get", "install"]
+    ]
+    assert shown and all(sorted(w[3:]) == sorted(wanted) for w in shown), (shown, wanted)
+    pins = (
+        makefile + (REPO / "requirements.txt").read_text() + (REPO / "constraints.txt").read_text()
+    )
+    for pinned in re.findall(r"pip install [^\n]*?(\S+==[\w.]+)", README.read_text()):
+        assert pinned in pins, f"README installs {pinned}; make setup does not"
