@@ -68,12 +68,6 @@ def minified(answer: Mapping[str, Any]) -> str:
     return json.dumps(dict(answer), separators=(",", ":"), ensure_ascii=False)
 
 
-def answer_keys(config: Config) -> tuple[str, ...]:
-    """Keys of a complete JSON answer, in prompt order."""
-    dims = dimensions(config)
-    return (CONTENT_PASS, *dims) if config == "archetype" else dims
-
-
 def answer_format(config: Config) -> str:
     """Instructions naming every key the JSON answer must carry."""
     lines = [
