@@ -257,7 +257,9 @@ def worker(args: argparse.Namespace) -> None:
     if args.worker.startswith("train-lite"):
         fn = train_lite_streamed if args.worker.endswith("streamed") else train_lite_all_in_memory
         out = Path(tempfile.mkdtemp(dir=data))
-        done = fn(data / f"n{args.n}" / "speech-drame", out, data / "cache", args.epochs, args.bs)
+        done = fn(
+            data / f"n{args.n}" / "speech-drame", out, data / "cache", args.epochs, args.batch_size
+        )
     else:
         fn = drame_eval_streamed if args.worker.endswith("streamed") else drame_eval_all_in_memory
         files = sorted(str(p) for p in (data / "wavs").glob("*.wav"))[: args.n]
@@ -273,7 +275,7 @@ def worker(args: argparse.Namespace) -> None:
 def run_worker(kind: str, n: int, data: Path, args: argparse.Namespace) -> dict:
     env = {**os.environ, "HF_DATASETS_CACHE": str(data / "hf-datasets")}
     cmd = [sys.executable, __file__, "--worker", kind, "--n", str(n), "--data", str(data),
-           "--epochs", str(args.epochs), "--bs", str(args.batch_size)]  # fmt: skip
+           "--epochs", str(args.epochs), "--batch-size", str(args.batch_size)]  # fmt: skip
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if proc.returncode:
         sys.exit(f"{kind} n={n} failed:\n{proc.stderr[-3000:]}")
@@ -310,11 +312,10 @@ def main() -> None:
         "--more", type=int, help="also run streamed train-lite alone on this many clips"
     )
     parser.add_argument("--epochs", type=int, default=5, help="LiteScorer training epochs")
-    parser.add_argument("--batch-size", dest="batch_size", type=int, default=32)
+    parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--n", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--data", help=argparse.SUPPRESS)
-    parser.add_argument("--bs", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         worker(args)

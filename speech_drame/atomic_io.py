@@ -3,8 +3,8 @@
 Every output a command writes goes through here, so a kill leaves either the previous
 version or the new one, never a mix:
 
-* :func:`write_text` / :func:`write_json` write a temporary file beside the target, fsync it and
-  ``os.replace`` it into place.
+* :func:`write_bytes` / :func:`write_text` / :func:`write_json` write a temporary file beside
+  the target, fsync it and ``os.replace`` it into place.
 * :func:`staging_dir` + :func:`replace_dir` build a folder beside its target and swap it in.
 * :func:`strict_json` turns undefined numbers (NaN, +-inf) into ``null`` so files are valid JSON
   for every parser; the reason an undefined value is undefined belongs beside it in the
@@ -26,6 +26,7 @@ __all__ = [
     "replace_dir",
     "staging_dir",
     "strict_json",
+    "write_bytes",
     "write_json",
     "write_text",
 ]
@@ -58,15 +59,15 @@ def strict_json(value: Any) -> Any:
     return value
 
 
-def write_text(path: str | os.PathLike, text: str) -> Path:
-    """Write ``text`` (UTF-8) to ``path`` atomically; returns the path."""
+def write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically; returns the path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual mode
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
@@ -74,6 +75,13 @@ def write_text(path: str | os.PathLike, text: str) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def write_text(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically; returns the path."""
+    if not isinstance(text, str):
+        raise TypeError(f"write_text needs a str, got {type(text).__name__}")
+    return write_bytes(path, text.encode("utf-8"))
 
 
 def write_json(path: str | os.PathLike, value: Any, indent: int | None = 1) -> Path:

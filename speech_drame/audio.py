@@ -174,15 +174,26 @@ def _check_header(
         )
 
 
+def _kept_frames(frames: int, sr: int, max_seconds: float | None) -> int:
+    """How many of ``frames`` the first ``max_seconds`` hold (all of them for ``None``)."""
+    return frames if max_seconds is None else min(frames, int(round(max_seconds * sr)))
+
+
 def _read(
     source: AudioSource, name: str, max_seconds: float | None, max_samples: int
 ) -> tuple[np.ndarray, int, int]:
-    """``(samples, rate, frames in the source)``; files and bytes decode at most the frames
-    ``max_seconds`` keeps, after the header check."""
+    """``(samples as (frames, channels), rate, frames in the source)``; files and bytes decode
+    at most the frames ``max_seconds`` keeps, after the header check."""
     if isinstance(source, tuple):
         data, sr = source
         data = np.asarray(data, dtype=np.float32)
         _check_header(name, int(sr), 1, 0)  # in memory already: only its rate is checked
+        if data.ndim == 1:
+            data = data[:, None]
+        if data.ndim != 2:
+            raise AudioError(
+                name, f"expected (frames,) or (frames, channels) samples, got {data.shape}"
+            )
         return data, int(sr), len(data)
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
@@ -198,9 +209,7 @@ def _read(
     try:
         with sf.SoundFile(handle) as f:
             sr, channels, frames = int(f.samplerate), int(f.channels), int(f.frames)
-            keep = frames
-            if max_seconds is not None and sr > 0:
-                keep = min(frames, int(round(max_seconds * sr)))
+            keep = _kept_frames(frames, sr, max_seconds)
             _check_header(name, sr, channels, keep, max_samples)
             data = f.read(keep, dtype="float32", always_2d=True)
     except (sf.LibsndfileError, RuntimeError, TypeError) as exc:
@@ -272,16 +281,10 @@ def load_audio(
     """
     name = _name(source)
     data, sr, frames = _read(source, name, max_seconds, max_samples)
-    if data.ndim == 1:
-        data = data[:, None]
-    if data.ndim != 2:
-        raise AudioError(
-            name, f"expected (frames,) or (frames, channels) samples, got {data.shape}"
-        )
     channels = data.shape[1]
-    keep = frames if max_seconds is None else min(frames, int(round(max_seconds * sr)))
+    keep = _kept_frames(frames, sr, max_seconds)
     truncated = frames > keep
-    data = data[:keep]
+    data = data[:keep]  # arrays arrive whole; files were decoded only up to ``keep``
     # a file cut short is known by its header; a whole one by the frames decoded
     original_seconds = (frames if truncated else data.shape[0]) / sr
     check_samples(data, sr, name, min_seconds)

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from . import atomic_io
@@ -55,16 +54,17 @@ class BuildReport:
     dropped: list[dict[str, str]] = field(default_factory=list)
     missing_audio: list[dict[str, str]] = field(default_factory=list)
     cleanup: list[str] = field(default_factory=list)  # what killed earlier builds left
-
     seconds_elapsed: float = 0.0
 
 
 class _ShardWriter:
-    """Writes one split of one config as size-bounded parquet shards."""
+    """Writes one split of one config as size-bounded parquet shards; counts its rows and
+    their seconds of audio (``duration_s``)."""
 
     def __init__(self, folder: Path, split: str, schema: pa.Schema):
         self.folder, self.split, self.schema = folder, split, schema
         self.paths: list[Path] = []
+        self.rows, self.seconds = 0, 0.0
         self._writer: pq.ParquetWriter | None = None
         self._rows: list[dict] = []
         self._pending = self._shard_bytes = 0
@@ -72,6 +72,8 @@ class _ShardWriter:
     def add(self, row: dict, nbytes: int) -> None:
         if self._writer is None or self._shard_bytes >= SHARD_BYTES:
             self._open_next()
+        self.rows += 1
+        self.seconds += row["duration_s"]
         self._rows.append(row)
         self._pending += nbytes
         self._shard_bytes += nbytes
@@ -106,17 +108,6 @@ class _ShardWriter:
             path.rename(self.folder / name)
             names.append(name)
         return names
-
-
-def _written_counts(folder: Path, names: list[str]) -> tuple[int, float, int]:
-    """Rows (parquet metadata), hours (the ``duration_s`` column) and bytes of written shards."""
-    rows = seconds = size = 0
-    for name in names:
-        path = folder / name
-        rows += pq.read_metadata(path).num_rows
-        seconds += pc.sum(pq.read_table(path, columns=["duration_s"])[0]).as_py() or 0.0
-        size += path.stat().st_size
-    return rows, seconds / 3600, size
 
 
 def _scan(files: list[JsonlFile], skip_invalid: bool, report: BuildReport) -> dict[Config, set]:
@@ -182,12 +173,13 @@ def _owner(folder: Path) -> int | None:
 
 
 def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists (one of another user counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:  # exists, owned by another user
-        return True
+        pass
     return True
 
 
@@ -318,10 +310,11 @@ def build_dataset(
             if not names:
                 continue
             shards[config][split] = names
-            rows, hours, size = _written_counts(staging / config, names)
-            report.rows.setdefault(config, {})[split] = rows
-            report.hours.setdefault(config, {})[split] = hours
-            report.parquet_bytes.setdefault(config, {})[split] = size
+            report.rows.setdefault(config, {})[split] = writer.rows
+            report.hours.setdefault(config, {})[split] = writer.seconds / 3600
+            report.parquet_bytes.setdefault(config, {})[split] = sum(
+                (writer.folder / name).stat().st_size for name in names
+            )
         if not shards:
             raise BuildError(f"{source}: no record could be built (see missing audio / dropped)")
         report.not_applicable_scores = dict(na_counts)

@@ -1383,14 +1383,21 @@ def system_ranking_agreement(
 
 
 def check_human_scores(human: Mapping[str, Any], systems: Iterable[str]) -> None:
-    """Human system scores must name only ``systems`` (the ones a run scores) and be finite
-    numbers: checked before a run, so that a typo does not cost the run its report.
+    """Human system scores must be a mapping of at least 2 of ``systems`` (the ones a run
+    scores) to finite numbers: checked before a run, so that a typo does not cost the run its
+    report.
 
     >>> check_human_scores({"a": 3.0, "x": 2.0}, ["a", "b"])
     Traceback (most recent call last):
     ...
     ValueError: human scores for systems this run did not score: ['x']
     """
+    if not isinstance(human, Mapping):
+        raise ValueError(
+            f"human scores must be a JSON object of system -> score, got {type(human).__name__}"
+        )
+    if len(human) < 2:
+        raise ValueError(f"need human scores of at least 2 systems, got {len(human)}")
     unknown = sorted(set(human) - set(systems))
     if unknown:
         raise ValueError(f"human scores for systems this run did not score: {unknown}")
@@ -1411,8 +1418,8 @@ def human_ranking_agreement(
     ``note`` naming it, never an error that would lose a run's report.
 
     Raises:
-        ValueError: ``human`` names a system without an automatic score entry, or a value
-            that is not a finite number.
+        ValueError: ``human`` is not what :func:`check_human_scores` accepts for the systems
+            of ``automatic``.
     """
     check_human_scores(human, automatic)
     undefined = sorted(k for k in human if not math.isfinite(automatic[k]))

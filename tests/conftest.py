@@ -39,6 +39,15 @@ def official_dataset_dir(official_samples_dir, tmp_path_factory) -> Path:
     return out
 
 
+@pytest.fixture
+def server():
+    """A small OpenAI-compatible chat server on 127.0.0.1 (``tests/judge_server.py``)."""
+    from judge_server import running
+
+    with running() as srv:
+        yield srv
+
+
 @pytest.fixture(scope="session")
 def demo_dataset_dir() -> Path:
     """The demo dataset that `make demo` / `make test` build at the repository root."""

@@ -33,6 +33,8 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path):
     path = atomic_io.write_text(tmp_path / "a.txt", "old")
     with pytest.raises(TypeError):
         atomic_io.write_text(path, None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        atomic_io.write_bytes(path, "not bytes")  # type: ignore[arg-type]  (fails mid-write)
     assert path.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["a.txt"]
 

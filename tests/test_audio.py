@@ -1,3 +1,5 @@
+import re
+
 import numpy as np
 import pytest
 import soundfile as sf
@@ -108,6 +110,12 @@ def test_too_short_and_zero_length(tmp_path):
 def test_digital_silence_is_an_error():
     with pytest.raises(AudioError, match="digital silence"):
         load_audio((np.zeros(16_000, dtype="float32"), 16_000))
+
+
+@pytest.mark.parametrize("shape", [(), (4, 16_000, 2)], ids=["scalar", "3-d"])
+def test_arrays_of_another_shape_are_refused_with_the_shape(shape):
+    with pytest.raises(AudioError, match=rf"<array>: expected .* got {re.escape(str(shape))}"):
+        load_audio((np.full(shape, 0.5, dtype="float32"), 16_000))
 
 
 def test_official_sample_48k_float(official_samples_dir):

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from conftest import LIBRIVOX
 
+from speech_drame import atomic_io
 from speech_drame.audio import Audio, AudioError, load_audio
 from speech_drame.features import asr, prosody, quality, speaker, spectral, text, vad
 from speech_drame.features.blueprint import (
@@ -336,6 +337,10 @@ def test_cache_is_keyed_by_samples_and_writes_atomically(tmp_path: Path) -> None
     assert cache.get("prosody", "1", key) == {"a": 0.1}
     assert cache.get("prosody", "2", key) is None  # a new version never reads an old entry
     assert not list(tmp_path.rglob("*.tmp"))
+    mode = cache.path("prosody", "1", key).stat().st_mode & 0o777
+    assert mode == 0o666 & ~atomic_io._umask()  # the usual mode, not mkstemp's private 0600
+    cache.put("prosody", "1", key, {"a": math.nan})  # an undefined feature reads back as NaN
+    assert math.isnan(cache.get("prosody", "1", key)["a"])
     cache.path("prosody", "1", key).write_text("{not json")
     with pytest.warns(UserWarning, match="corrupt cache entry"):
         assert cache.get("prosody", "1", key) is None

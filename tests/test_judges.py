@@ -8,7 +8,6 @@ import io
 import json
 import math
 import re
-import threading
 import time
 
 import numpy as np
@@ -31,12 +30,6 @@ from speech_drame.schema import REALISM_DIMENSIONS
 
 QUESTION = "You are a lighthouse keeper. A ship is heading for the rocks at night. You shout:"
 GOOD = {"content_pass": True, "audio_quality": 4, "human_likeness": 3, "appropriateness": 5}
-
-
-@pytest.fixture
-def server():
-    with running() as srv:
-        yield srv
 
 
 @pytest.fixture(scope="module")
@@ -598,16 +591,11 @@ def test_retries_go_to_the_callback_as_they_happen(probed_server, clip):
 
 
 def test_a_fully_cached_rerun_needs_no_server(clip, tmp_path):
-    srv = JudgeServer()
-    srv.routes["good"] = lambda p, n: reply(chat_body(json.dumps(GOOD)))
-    thread = threading.Thread(target=srv.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
     cache = tmp_path / "cache"
-    first = ChatJudge(client_for(srv, "good", cache_dir=cache), "archetype", runs=2)
-    assert first.judge(clip, question=QUESTION).ok
-    srv.shutdown()
-    srv.server_close()
-    thread.join(timeout=5)
+    with running() as srv:
+        srv.routes["good"] = lambda p, n: reply(chat_body(json.dumps(GOOD)))
+        first = ChatJudge(client_for(srv, "good", cache_dir=cache), "archetype", runs=2)
+        assert first.judge(clip, question=QUESTION).ok
     client = client_for(srv, "good", cache_dir=cache)  # same URL, nothing listens there now
     again = ChatJudge(client, "archetype", runs=2).judge(clip, question=QUESTION)
     assert again.ok and client.stats.cache_hits == 2

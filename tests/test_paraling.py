@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 import soundfile as sf
 from conftest import tone
+from judge_server import chat_body, reply
 from scipy import stats
-from test_judges import JudgeServer, audio_parts, chat_body, decode_wav, reply, server  # noqa: F401
+from test_judges import audio_parts, decode_wav
 
 from speech_drame.judges import ChatClient
 from speech_drame.protocols.paraling.judges import (
@@ -393,6 +394,21 @@ def test_only_usable_verdicts_are_cached(server, tiny_responses, tmp_path):  # n
     assert run().report["n_failures"] == 1 and len(server.requests) == 2
     assert run().report["n_failures"] == 0 and len(server.requests) == 3  # p1 asked again
     assert run().report["n_failures"] == 0 and len(server.requests) == 3  # both cached now
+
+
+@pytest.mark.parametrize(
+    ("human", "match"),
+    [({"cand": 2.0}, "at least 2 systems, got 1"), ({"cand": 2.0, "zzz": 1.0}, "did not score")],
+)
+def test_unusable_human_scores_are_refused_before_any_judging(server, tiny_responses, human, match):  # noqa: F811
+    """A human score set the report could not use would otherwise fail only after judging,
+    losing every verdict of the run."""
+    queries, root = tiny_responses
+    server.routes["good"] = lambda p, n: reply(chat_body(json.dumps(VERDICT)))
+    judge = ChatPairJudge(ChatClient(server.url, "good", timeout=5.0, max_retries=0))
+    with pytest.raises(ValueError, match=match):
+        run_paraling(queries, root, "base", ["cand"], judge, seed=0, human=human)
+    assert server.requests == []
 
 
 def test_missing_responses_are_failures_without_a_request(server, tiny_responses):  # noqa: F811

@@ -359,6 +359,9 @@ def test_rank_without_world_size_is_refused(bench, tmp_path, capsys) -> None:
     [
         ({"clean": 4.0, "typo": 2.0}, r"did not score: \['typo'\]"),
         ({"clean": 4.0, "noisy": "high"}, r"'noisy' is 'high', not a finite number"),
+        ({"clean": 4.0}, r"need human scores of at least 2 systems, got 1"),
+        ({}, r"need human scores of at least 2 systems, got 0"),
+        ([4.0, 2.0], r"a JSON object of system -> score, got list"),
     ],
 )
 def test_bad_human_scores_stop_the_run_before_any_scoring(bench, tmp_path, capsys, human, message):

@@ -7,9 +7,9 @@ import json
 
 import numpy as np
 import pytest
+from judge_server import chat_body, reply
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
-from test_judges import JudgeServer, chat_body, reply, server  # noqa: F401  (server: fixture)
 
 from speech_drame.features.cache import FeatureCache
 from speech_drame.judges import ChatClient
@@ -415,3 +415,21 @@ def test_cli_demo_says_what_it_wrote_and_its_next_commands_run(demo, tmp_path, m
     for command in commands:
         assert main(shlex.split(command)[1:]) == 0
     assert "winner-on-bad" in capsys.readouterr().out
+
+
+def test_cli_evaluate_writes_strict_json_when_a_rate_is_undefined(tmp_path, capsys):
+    """No gold pair is both_bad: the winner-on-bad rate is undefined (NaN), written as null."""
+    from speech_drame.cli import main
+
+    gold = [p for p in random_labels(40, seed=5) if p["overall"] != "both_bad"]
+    write_labels(gold, tmp_path / "gold.jsonl")
+    write_labels(perturb(gold, 0.2, seed=6), tmp_path / "pred.jsonl")
+    out = tmp_path / "eval.json"
+    assert main(["trace", "evaluate", str(tmp_path / "pred.jsonl"), "--hcot",
+                 str(tmp_path / "gold.jsonl"), "--out", str(out)]) == 0  # fmt: skip
+
+    def refuse(name):
+        raise ValueError(f"bare {name} in {out.name}")
+
+    saved = json.loads(out.read_text(), parse_constant=refuse)
+    assert saved["winner_on_bad"] == {"rate": None, "hits": 0, "n": 0}

@@ -107,10 +107,12 @@ class DrameMetric(evaluate.Metric):
 
     # The features hold floats: booleans (Content Pass votes and decisions) are stored as
     # 1.0/0.0, and _compute checks that only Content Pass positions held them.
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._boolean_positions = {"predictions": set(), "references": set()}
+
     def _numbers(self, name, rows):
         rows, positions = booleans_as_numbers(rows)
-        if not hasattr(self, "_boolean_positions"):
-            self._boolean_positions = {"predictions": set(), "references": set()}
         self._boolean_positions[name] |= positions
         return rows
 
@@ -147,7 +149,7 @@ class DrameMetric(evaluate.Metric):
                     "'archetype' or 'realism' config for its default dimensions"
                 )
             dimensions = _DEFAULT_DIMENSIONS[self.config_name]
-        positions = getattr(self, "_boolean_positions", {})
+        positions = self._boolean_positions
         self._boolean_positions = {"predictions": set(), "references": set()}
         for name, found in positions.items():
             check_boolean_positions(frozenset(found), dimensions, name)

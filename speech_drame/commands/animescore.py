@@ -79,10 +79,9 @@ def _train(args: argparse.Namespace) -> int:
     metrics = {}
     for name, csv_path in (("test", args.test_pairs), ("ood", args.ood_pairs)):
         if csv_path:
-            pairs = _pairs(csv_path, args.audio_root)
-            metrics[name] = ranker.evaluate(pairs, _cache(args.cache), not args.quiet)
-            print(_metrics_line(name, metrics[name]))
-            m = metrics[name]
+            eval_pairs = _pairs(csv_path, args.audio_root)
+            m = metrics[name] = ranker.evaluate(eval_pairs, _cache(args.cache), not args.quiet)
+            print(_metrics_line(name, m))
             problems += _report_unreadable(name, m["unreadable"], m["pairs_left_out"])
     write_json(out / "metrics.json", metrics)
     print(

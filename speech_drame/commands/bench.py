@@ -112,11 +112,7 @@ def run(args: argparse.Namespace) -> int:
         rolebench.read_results(args.out), scenarios, plan, scorer_id,
         aggregation=args.aggregation, decay=args.decay, n_resamples=args.resamples,
     )  # fmt: skip
-    try:
-        agreement = rolebench_report.human_agreement(table, human) if human else None
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    agreement = rolebench_report.human_agreement(table, human) if human else None
     meta = {"scenarios": str(args.scenarios), "mode": scenarios.mode, "scorer": scorer_id,
             "multi_turn": scenarios.multi_turn}  # fmt: skip
     paths = rolebench_report.write_reports(

@@ -128,13 +128,16 @@ def run(args: argparse.Namespace) -> int:
             progress=len(clips) > 1 and not args.quiet,
         )
         errors = dict(batch.errors)
+        ok = []
         for i, b in enumerate(batch.blueprints):
+            if b is None:
+                continue
             try:
-                if b is not None:
-                    check_blueprint(b, args.mode)  # e.g. an undefined feature: not scored
+                check_blueprint(b, args.mode)  # e.g. an undefined feature: not scored
             except ValueError as exc:
                 errors[i] = str(exc)
-        ok = [i for i, b in enumerate(batch.blueprints) if b is not None and i not in errors]
+                continue
+            ok.append(i)
         blueprints = [batch.blueprints[i] for i in ok]
         scored = dict(zip(ok, scorer.score_blueprints(blueprints), strict=True))
         errors = dict(sorted(errors.items()))

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 
+from ..atomic_io import write_json
 from ._pairwise_args import add_chat_arguments, add_feature_cache_argument, chat_client
 
 
@@ -58,8 +57,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"logistic reconstruction of overall: train {rec['train_accuracy']:.3f}, "
                   f"{rec['folds']}-fold cv {cv}")  # fmt: skip
         if args.out:
-            Path(args.out).write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
-            print(f"wrote {args.out}")
+            print(f"wrote {write_json(args.out, out)}")
         return 0
     except (AudioError, ValueError, OSError, JudgeRequestError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -82,8 +80,7 @@ def _run_trace(args: argparse.Namespace) -> int:
     for pid, reason in result.failures.items():
         print(f"failed {pid}: {reason}", file=sys.stderr)
     if args.report:
-        Path(args.report).write_text(json.dumps(result.to_dict(), indent=1) + "\n", "utf-8")
-        print(f"wrote {args.report}")
+        print(f"wrote {write_json(args.report, result.to_dict())}")
     return 1 if result.failures else 0
 
 

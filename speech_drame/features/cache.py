@@ -2,8 +2,9 @@
 
 An entry is keyed by the SHA-256 of the clip's 16 kHz float32 samples, the extractor name and
 the extractor version, so a changed clip or a new extractor version never reads a stale value.
-Entries are small JSON files written atomically (temporary file + ``os.replace``), so
-concurrent writers and interrupted runs leave either the old entry or the new one.
+Entries are small JSON files written atomically (:func:`speech_drame.atomic_io.write_text`),
+so concurrent writers and interrupted runs leave either the old entry or the new one.
+Undefined values (NaN) are stored as Python's JSON writes them and read back as NaN.
 """
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from speech_drame.atomic_io import write_text
 
 CACHE_ENV = "SPEECH_DRAME_CACHE"
 
@@ -64,13 +66,4 @@ class FeatureCache:
 
     def put(self, extractor: str, version: str, key: str, value: dict[str, Any]) -> None:
         """Write ``value`` atomically."""
-        path = self.path(extractor, version, key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:8]}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(value, handle, separators=(",", ":"))
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_text(self.path(extractor, version, key), json.dumps(value, separators=(",", ":")))

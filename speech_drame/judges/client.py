@@ -230,9 +230,8 @@ class ChatClient:
         payload = {"model": self.model, **payload}
         key = request_key({"url": self.url, "payload": payload, "run": run})
         if self.cache is not None:
-            corrupt = len(self.cache.corrupt)
             body = self.cache.get(key)
-            self.stats.corrupt_cache_entries += len(self.cache.corrupt) - corrupt
+            self.stats.corrupt_cache_entries = len(self.cache.corrupt)  # the client's own cache
             if body is not None:
                 self.stats.cache_hits += 1
                 return ChatResponse(body, cached=True, attempts=0)

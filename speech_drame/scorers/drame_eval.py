@@ -331,8 +331,7 @@ class DrameEvalScorer:
 
         def flush() -> None:
             scored = self._score_batch([clip for _, clip in batch], shared_prefix)
-            for (i, clip), result in zip(batch, scored, strict=True):
-                result.audio = clip.audio
+            for (i, _), result in zip(batch, scored, strict=True):
                 results[i] = result
             bar.update(len(batch))
             batch.clear()
@@ -356,7 +355,7 @@ class DrameEvalScorer:
     def _score_batch(self, clips: Sequence[Clip], shared_prefix: bool) -> list[ClipScores]:
         import torch
 
-        results = [ClipScores(c.id) for c in clips]
+        results = [ClipScores(c.id, audio=c.audio) for c in clips]
         encoded: list[tuple[int, PrefixInputs]] = []
         for i, clip in enumerate(clips):
             try:

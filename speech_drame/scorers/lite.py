@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from speech_drame.atomic_io import replace_dir, staging_dir, strict_json, write_text
+from speech_drame.atomic_io import replace_dir, staging_dir, write_bytes, write_json
 from speech_drame.audio import AudioFacts
 from speech_drame.features import prosody
 from speech_drame.features.blueprint import FEATURE_VERSIONS, Blueprint
@@ -129,6 +129,11 @@ def _scalar_names() -> list[str]:
     return [f"{a}.{b}" if b else a for a, b in _SCALARS]
 
 
+def _scalar_values(bp: Blueprint) -> list[float]:
+    """The blueprint's values at :data:`_SCALARS`, in order."""
+    return [float(getattr(getattr(bp, a), b) if b else getattr(bp, a)) for a, b in _SCALARS]
+
+
 def feature_names(mode: Config) -> list[str]:
     """Names of the positions of :func:`feature_matrix` for ``mode``; the embedded contexts
     come last."""
@@ -163,8 +168,7 @@ def check_blueprint(bp: Blueprint, mode: Config) -> None:
             raise ValueError(
                 f"{bp.source}: blueprint lacks the {mode} context {what} for {', '.join(missing)}"
             )
-    for (a, b), name in zip(_SCALARS, _scalar_names(), strict=True):
-        value = float(getattr(getattr(bp, a), b) if b else getattr(bp, a))
+    for (a, b), name, value in zip(_SCALARS, _scalar_names(), _scalar_values(bp), strict=True):
         if not np.isfinite(value):
             why = prosody.UNDEFINED.get(b, "not finite") if a == prosody.NAME else "not finite"
             raise ValueError(
@@ -185,11 +189,7 @@ def feature_matrix(blueprints: Sequence[Blueprint], mode: Config) -> np.ndarray:
         check_blueprint(bp, mode)
     embedded = EMBEDDED_CONTEXTS[check_config(mode)]
     scalars = _scalar_names()
-    rows = [
-        [float(getattr(getattr(bp, a), b) if b else getattr(bp, a)) for a, b in _SCALARS]
-        + [bp.context[c] for c in CONTEXTS[mode]]
-        for bp in blueprints
-    ]
+    rows = [_scalar_values(bp) + [bp.context[c] for c in CONTEXTS[mode]] for bp in blueprints]
     base = np.asarray(rows, dtype=np.float64).reshape(len(blueprints), -1)
     parts = [base]
     if embedded:
@@ -371,15 +371,11 @@ class LiteScorer:
         state = {k: v.detach().contiguous() for k, v in self.net.state_dict().items()}
         weights = save(state, metadata={"format": "pt"})
         config = {**self.config(), "weights_sha256": hashlib.sha256(weights).hexdigest()}
-        text = json.dumps(strict_json(config), indent=1, allow_nan=False) + "\n"
         out = Path(folder)
         stage = staging_dir(out)
         try:
-            with open(stage / WEIGHTS_FILE, "wb") as handle:
-                handle.write(weights)
-                handle.flush()
-                os.fsync(handle.fileno())
-            write_text(stage / CONFIG_FILE, text)
+            write_bytes(stage / WEIGHTS_FILE, weights)
+            write_json(stage / CONFIG_FILE, config)
             replace_dir(stage, out)
         except BaseException:
             shutil.rmtree(stage, ignore_errors=True)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
+from speech_drame.atomic_io import write_text
 from speech_drame.audio import AudioError
 
 _T = TypeVar("_T")
@@ -257,8 +258,6 @@ def write_pairs(pairs: list[Pair], csv_path: str | os.PathLike) -> Path:
     Audio paths (absolute or relative to the current folder) are written relative to the CSV's
     folder, the rule :func:`read_judgements` reads them by.
     """
-    from speech_drame.atomic_io import write_text
-
     csv_path = Path(csv_path)
     folder = os.path.abspath(csv_path.parent)
     buffer = io.StringIO()

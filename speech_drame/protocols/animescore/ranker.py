@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from speech_drame.atomic_io import replace_dir, staging_dir, write_json
 from speech_drame.features.blueprint import CacheArg, resolve_cache
 from speech_drame.features.cache import FeatureCache
 from speech_drame.metrics import pairwise_preference
@@ -165,13 +166,14 @@ class Ranker:
         return {**result, "unreadable": pairs.unreadable, "pairs_left_out": pairs.left_out}
 
     def save(self, out_dir: str | os.PathLike) -> Path:
-        """Write ``model.safetensors`` and ``config.json`` into ``out_dir``."""
+        """Write ``model.safetensors`` and ``config.json`` into a staging folder and swap it in
+        as ``out_dir`` (a kill leaves the old ranker or the new one, never a mix)."""
         from safetensors.torch import save_file
 
         out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
+        staged = staging_dir(out)
         state = {k: v.detach().contiguous() for k, v in self.head.state_dict().items()}
-        save_file(state, str(out / WEIGHTS), metadata={"format": FORMAT})
+        save_file(state, str(staged / WEIGHTS), metadata={"format": FORMAT})
         config = {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
@@ -180,8 +182,8 @@ class Ranker:
             "ranker": asdict(self.config),
             "training": self.summary,
         }
-        (out / CONFIG).write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
-        return out
+        write_json(staged / CONFIG, config)
+        return replace_dir(staged, out)
 
     @classmethod
     def load(cls, model_dir: str | os.PathLike, encoder: FrameEncoder | None = None) -> Ranker:

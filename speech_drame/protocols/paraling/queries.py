@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from speech_drame.atomic_io import write_text
 from speech_drame.jsonl import read_objects, repeated
 from speech_drame.paths import id_path, safe_name
 
@@ -164,14 +165,13 @@ def load_queries(path: str | os.PathLike) -> list[Query]:
 def write_queries(queries: Sequence[Query], path: str | os.PathLike) -> Path:
     """Write ``queries`` as JSONL; audio paths are stored relative to the file's folder."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     lines = []
     for q in queries:
         rec = q.to_dict()
         if q.audio:
             rec["audio"] = os.path.relpath(q.audio, path.parent)
         lines.append(json.dumps(rec, ensure_ascii=False) + "\n")
-    path.write_text("".join(lines), encoding="utf-8")
+    write_text(path, "".join(lines))
     return path
 
 

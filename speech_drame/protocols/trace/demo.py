@@ -14,6 +14,8 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from speech_drame.atomic_io import write_text
+
 from ..demo_audio import Rendering, render_clips
 from .hcot import PairLabels, write_labels
 from .labels import fuse
@@ -109,7 +111,7 @@ def build_demo(out: str | Path) -> tuple[Path, Path]:
         gold.append(demo_labels(a, b, pair_id))
     render_clips(list(clips.values()), [out / n for n in clips])
     manifest = out / "pairs.jsonl"
-    manifest.write_text("".join(json.dumps(p) + "\n" for p in pairs), encoding="utf-8")
+    write_text(manifest, "".join(json.dumps(p) + "\n" for p in pairs))
     return manifest, write_labels(gold, out / "hcot.jsonl")
 
 

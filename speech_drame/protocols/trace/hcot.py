@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from speech_drame.atomic_io import write_text
 from speech_drame.jsonl import read_objects
 
 from .labels import DIMENSIONS, LABELS, OVERALL, WINNERS, parse_label
@@ -87,11 +88,8 @@ def load_labels(path: str | os.PathLike, require_dimensions: bool = True) -> lis
 
 def write_labels(pairs: Sequence[PairLabels], path: str | os.PathLike) -> Path:
     """Write ``pairs`` as JSONL in the HCoT format."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     lines = [json.dumps({"id": p.id, **dict(p.labels)}) + "\n" for p in pairs]
-    path.write_text("".join(lines), encoding="utf-8")
-    return path
+    return write_text(path, "".join(lines))
 
 
 def _rate(hits: int, n: int) -> dict[str, Any]:
