@@ -48,8 +48,9 @@ $(DEMO_RELEASE)/DEMO_MANIFEST.json: $(INSTALLED) $(wildcard speech_drame/demo/*.
 		$(wildcard official_samples/*/*)
 	$(PY) dataset_scripts/make_demo_release.py --out $(DEMO_RELEASE)
 
-$(DATASET)/build_report.json: $(DEMO_RELEASE)/DEMO_MANIFEST.json speech_drame/hub_dataset.py \
-		speech_drame/dataset_features.py speech_drame/dataset_card.py speech_drame/schema.py speech_drame/release.py
+$(DATASET)/build_report.json: $(DEMO_RELEASE)/DEMO_MANIFEST.json speech_drame/data/build.py \
+		speech_drame/data/features.py speech_drame/data/card.py speech_drame/templates/datasetcard.md \
+		speech_drame/schema.py speech_drame/data/release.py
 	$(PY) dataset_scripts/build_dataset.py --source $(DEMO_RELEASE) --out $(DATASET) \
 		--license other --source-note '$(DEMO_NOTE)'
 
@@ -59,7 +60,7 @@ $(LITE_SCORER)/metrics.json: $(DATASET)/build_report.json $(wildcard speech_dram
 		$(wildcard speech_drame/features/*.py)
 	$(VENV)/bin/speech-drame train-lite --dataset $(DATASET) --out $(LITE_SCORER)
 
-$(DEMO_ROLEBENCH)/run/leaderboard.md: $(LITE_SCORER)/metrics.json $(wildcard speech_drame/rolebench*.py)
+$(DEMO_ROLEBENCH)/run/leaderboard.md: $(LITE_SCORER)/metrics.json $(wildcard speech_drame/rolebench/*.py)
 	$(PY) dataset_scripts/make_demo_rolebench.py --out $(DEMO_ROLEBENCH) --scorer $(LITE_SCORER)
 
 # The file targets above need the Debian packages; every entry point below checks them first (apt).

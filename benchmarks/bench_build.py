@@ -66,11 +66,11 @@ def baseline_build(source: Path, out: Path) -> None:
     """All rows in memory, then one `Dataset.from_list(...).to_parquet` per split."""
     from datasets import Dataset
 
-    from speech_drame.dataset_features import dataset_features, record_row
-    from speech_drame.release import find_jsonl_files, iter_lines, resolve_wav_path
+    from speech_drame.data.features import config_features, record_row
+    from speech_drame.data.release import find_jsonl_files, iter_lines, resolve_wav_path
     from speech_drame.schema import validate_record
 
-    features = dataset_features("realism")
+    features = config_features("realism")
     out.mkdir(parents=True)
     for file in find_jsonl_files(source):
         rows = []
@@ -85,7 +85,7 @@ def baseline_build(source: Path, out: Path) -> None:
 
 def child(mode: str, source: str, out: str) -> None:
     if mode == "ours":
-        from speech_drame.hub_dataset import build_dataset
+        from speech_drame.data.build import build_dataset
 
         build_dataset(source, out, progress=False)
     else:

@@ -130,7 +130,7 @@ def make_release(root: Path, n: int) -> None:
 
 
 def bench_training(steps: int, batch_size: int, checkpointing: bool) -> dict:
-    from speech_drame.hub_dataset import build_dataset
+    from speech_drame.data.build import build_dataset
     from speech_drame.training.arguments import parse_args
     from speech_drame.training.run import train
 

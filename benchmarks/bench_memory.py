@@ -115,7 +115,7 @@ def make_clips(root: Path, n: int, bases: list[np.ndarray]) -> list[Path]:
 
 def make_dataset(root: Path, clips: list[Path], seed: int = 0) -> Path:
     """A Hub-ready archetype folder of ``clips`` (90 % train, 10 % test)."""
-    from speech_drame.hub_dataset import build_dataset
+    from speech_drame.data.build import build_dataset
 
     rng = np.random.default_rng(seed)
     release = root / "release" / "archetype_data"
@@ -186,8 +186,10 @@ def train_lite_all_in_memory(dataset: Path, out: Path, cache: Path, epochs: int,
 
     from speech_drame.audio import SCORED_SECONDS, load_audio
     from speech_drame.features.blueprint import extract_blueprints
+    from speech_drame.metrics import alignment_table
+    from speech_drame.schema import context_from_row
     from speech_drame.scorers.lite import TrainingOptions, train_lite_scorer
-    from speech_drame.scorers.lite_training import ExtractedSplit, contexts_of, evaluate
+    from speech_drame.scorers.lite_training import ExtractedSplit
 
     def split_data(split: str) -> ExtractedSplit:
         ds = datasets.load_dataset(str(dataset), "archetype", split=split)
@@ -197,7 +199,7 @@ def train_lite_all_in_memory(dataset: Path, out: Path, cache: Path, epochs: int,
         for row in ds:
             ids.append(row["id"])
             sources.append(row["audio"]["bytes"])
-            contexts.append(contexts_of(row, "archetype"))
+            contexts.append(context_from_row(row, "archetype", row["id"]))
             for k in keys:
                 labels[k].append(list(row["annotations"][k]))
         audios = [load_audio(s, max_seconds=SCORED_SECONDS) for s in sources]
@@ -216,24 +218,31 @@ def train_lite_all_in_memory(dataset: Path, out: Path, cache: Path, epochs: int,
     scorer = train_lite_scorer(
         train.blueprints, train.labels, "archetype", TrainingOptions(epochs=epochs)
     )
-    report = evaluate(scorer, split_data("test"))
+    test = split_data("test")
+    scored = scorer.score_blueprints(test.blueprints)
+    keys = [*DIMS, "content_pass"]
+    preds = [[s.scores[d] for d in DIMS] + [s.content_pass] for s in scored]
+    alignment_table(preds, [[test.labels[k][i] for k in keys] for i in range(len(scored))], keys)
     scorer.save(out / "archetype")
-    return report.n_scored
+    return len(scored)
 
 
 def drame_eval_streamed(files: list[str], evaluator: Path) -> int:
-    from speech_drame.commands.score import score_with_drame_eval
+    from speech_drame.scorers.base import ClipInput
+    from speech_drame.scorers.specs import load_scorer
 
-    scored, _ = score_with_drame_eval(str(evaluator), "archetype", files, {"question": QUESTION})
-    return len(scored)
+    scorer = load_scorer(f"drame-eval:{evaluator}", "archetype")
+    results = scorer.score(ClipInput(f, f, {"question": QUESTION}) for f in files)
+    return sum(r.ok for r in results)
 
 
 def drame_eval_all_in_memory(files: list[str], evaluator: Path) -> int:
     """The pre-streaming ``score --scorer drame-eval:``: every file decoded before scoring."""
-    from speech_drame.scorers.drame_eval import DrameEvalScorer, clip_from_file
+    from speech_drame.scorers.base import ClipInput
+    from speech_drame.scorers.drame_eval import DrameEvalScorer, clip_from_input
 
     scorer = DrameEvalScorer.from_pretrained(str(evaluator))
-    loaded = [clip_from_file(p, {"question": QUESTION}) for p in files]
+    loaded = [clip_from_input(ClipInput(p, p, {"question": QUESTION})) for p in files]
     return sum(r.ok for r in scorer.score_clips(loaded))
 
 

@@ -61,14 +61,14 @@ def scorers(path: str | None, clips, cache):
     from speech_drame.scorers.lite import (
         ScorerError,
         TrainingOptions,
-        load_scorer,
+        load_lite_scorer,
         train_lite_scorer,
     )
 
     out = {}
     for mode in ("archetype", "realism"):
         try:
-            out[mode] = load_scorer(mode, path)
+            out[mode] = load_lite_scorer(mode, path)
             continue
         except ScorerError as exc:
             print(f"({exc}; training {mode} heads on random labels for timing)")

@@ -2,7 +2,7 @@
 
     python dataset_scripts/build_dataset.py --source DIR --out speech-drame
 
-Same as `speech-drame build`; see `speech_drame.hub_dataset.build_dataset`.
+Same as `speech-drame build`; see `speech_drame.data.build.build_dataset`.
 """
 
 import argparse

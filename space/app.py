@@ -1,8 +1,9 @@
 """Speech-DRAME Space: a thin caller of :mod:`speech_drame.space_app` (all logic lives there).
 
 Run locally with ``speech-drame serve`` or ``python space/app.py``; on Hugging Face Spaces this
-file is the ``app_file``. Set ``SPEECH_DRAME_LITE_SCORER`` to a trained LiteScorer folder, or
-``SPEECH_DRAME_EVAL_ADAPTER`` to a DRAME-Eval adapter, to choose the scorer. The limits and the
+file is the ``app_file``. Set ``SPEECH_DRAME_SCORER`` to a scorer spec to choose the scorer
+(``lite:FOLDER``, ``drame-eval:ORG/NAME``, ``judge:MODEL@URL``; default: the LiteScorer in
+``$SPEECH_DRAME_LITE_SCORER`` or ``artifacts/lite_scorer``). The limits and the
 privacy settings (no feature cache for uploads, Gradio's ``delete_cache``, a bounded queue) are
 set by ``build_app``.
 """

@@ -44,6 +44,7 @@ MIN_SECONDS = 0.3  # shorter clips carry too little speech for any rubric or fea
 FULL_SCALE = 1.0  # returned samples lie within [-FULL_SCALE, FULL_SCALE]
 MAX_DECODED_SAMPLES = 2**26  # 67,108,864 samples (256 MiB as float32): 11.6 min of 48 kHz stereo
 MAX_SAMPLE_RATE = 768_000  # the highest rate audio interfaces offer; above it is not audio
+AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".mp3")  # file types a folder of clips is read for
 
 AudioSource = str | os.PathLike | bytes | tuple[np.ndarray, int]
 

@@ -3,6 +3,11 @@
 Each command module defines ``register(subparsers)`` which adds its parser and sets
 ``func(args) -> int`` (the exit status). Imports of heavy libraries happen inside ``func``.
 Every parser, nested ones included, shows the default of each option that has one.
+
+Exit status, decided here for every command: 0 when everything was done; 1 when the command
+ran but some items failed (the command returns 1 and lists them); 2 for bad usage, i.e. input
+refused before any work (argparse errors, and an exception of :func:`_usage_errors` raised by a
+command, printed as one ``error:`` line); 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -73,9 +78,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _usage_errors() -> tuple[type[BaseException], ...]:
+    """Bad input a command refuses: a value, file or scorer that cannot be used, an endpoint
+    where nothing answers."""
+    from speech_drame.scorers.base import ScorerError
+
+    return (ValueError, OSError, ScorerError)  # EndpointUnreachable is an OSError
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except _usage_errors() as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
-"""Model cards of trained DRAME-Eval evaluators, rendered from ``model_card/template.md``.
+"""Model cards of trained DRAME-Eval evaluators, rendered from the packaged template
+``speech_drame/templates/modelcard.md``.
 
 The front matter is built with ``huggingface_hub.ModelCardData`` (``library_name: peft``,
 ``base_model``, ``datasets``, ``pipeline_tag`` and a ``model-index`` holding the measured
-per-dimension Pearson and Content Pass accuracy); the body is the Jinja template.
+per-dimension Pearson and Content Pass accuracy); the body is the Jinja template, rendered by
+``huggingface_hub.ModelCard.from_template``.
 """
 
 from __future__ import annotations
@@ -15,13 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import templates
 from .audio import SCORED_SECONDS
 from .audio_llm.qwen2_audio import prefix_text, suffix_text
 from .audio_llm.tiny import TINY_MODEL
 from .prompts import rubric
 from .schema import CONTENT_PASS
 
-TEMPLATE = Path(__file__).resolve().parents[1] / "model_card" / "template.md"
 PIPELINE_TAG = "audio-text-to-text"
 TASK_TYPE = "audio-classification"
 _SOURCE_NOTE = re.compile(r"^> \*\*Source\.\*\* (.+)$", re.MULTILINE)
@@ -43,7 +45,7 @@ class DatasetCardInfo:
     source_note: str | None = None
 
 
-def read_dataset_card(dataset: str | os.PathLike) -> DatasetCardInfo:
+def read_data_card(dataset: str | os.PathLike) -> DatasetCardInfo:
     """Read the dataset card of a local folder or Hub id.
 
     When the card cannot be read, the licence says so with the reason (nothing is guessed).
@@ -145,22 +147,24 @@ def render_model_card(
     dataset: str | os.PathLike,
     train_split: str,
     recipe: Sequence[tuple[str, Any]],
-    dataset_card: DatasetCardInfo,
+    data_card: DatasetCardInfo,
     load_id: str,
-    template_path: str | os.PathLike = TEMPLATE,
+    template_path: str | os.PathLike | None = None,
 ) -> str:
     """The README.md of an exported evaluator.
 
     ``metrics`` is the run's ``metrics.json`` content (``train`` and ``eval`` sections);
-    ``recipe`` the (setting, value) rows of the training-procedure table.
+    ``recipe`` the (setting, value) rows of the training-procedure table; ``data_card`` what
+    :func:`read_data_card` read of the training data's card. ``template_path``: a Jinja template
+    file to use instead of the packaged ``modelcard.md``.
     """
     from huggingface_hub import ModelCard, ModelCardData
 
-    if not Path(template_path).is_file():
-        raise FileNotFoundError(
-            f"model card template {template_path} not found (install speech-drame from a "
-            "checkout, e.g. `pip install -e .`)"
-        )
+    template = (
+        templates.read_template(templates.MODEL_CARD)
+        if template_path is None
+        else Path(template_path).read_text(encoding="utf-8")
+    )
     name = dataset_name(dataset)
     card_data = ModelCardData(
         library_name="peft",
@@ -185,15 +189,16 @@ def render_model_card(
         base_text = f"the local checkpoint `{base_model}`"
     else:
         base_text = f"[`{base_model}`](https://huggingface.co/{base_model})"
-    card = ModelCard.from_template(
+    return templates.render(
+        ModelCard,
         card_data,
-        template_path=str(template_path),
+        template,
         model_id=model_id,
         config=config,
         base_model=base_model,
         base_model_text=base_text,
         tiny_base=base_model == TINY_MODEL,
-        source_note=dataset_card.source_note,
+        source_note=data_card.source_note,
         dimensions=[
             {
                 "key": d,
@@ -213,11 +218,10 @@ def render_model_card(
         training_clips=train["training_clips"],
         training_pairs=train["training_pairs"],
         skipped=", ".join(f"{k} {v}" for k, v in train["skipped_no_valid_score"].items()),
-        dataset_license=dataset_card.license,
+        dataset_license=data_card.license,
         recipe=[(k, v) for k, v in recipe],
         results=_results_rows(evaluation, dimensions, config),
         failures=sum(len(t.get("failures", [])) for t in evaluation.values()),
         load_id=load_id,
         example_fields=_EXAMPLE_FIELDS[config],
     )
-    return str(card)

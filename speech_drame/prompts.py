@@ -275,7 +275,7 @@ def rubric(config: Config, key: str) -> Rubric:
     try:
         return RUBRICS[check_config(config)][key]
     except KeyError:
-        raise KeyError(
+        raise ValueError(
             f"no {config} rubric for {key!r}; known: {', '.join(RUBRICS[config])}"
         ) from None
 
@@ -302,7 +302,7 @@ def format_context(config: Config, fields: Mapping[str, Any]) -> str:
     """The text context of one clip: the archetype prompt, or the realism character and scene.
 
     ``fields`` holds the dataset columns (``question``; or ``char_profile``, ``local_scene``,
-    ``char_style``). A missing or empty field raises ``KeyError`` naming it.
+    ``char_style``). A missing or empty field raises ``ValueError`` naming it.
     """
     names = (
         ("question",)
@@ -317,7 +317,7 @@ def format_context(config: Config, fields: Mapping[str, Any]) -> str:
     for name in names:
         value = fields.get(name)
         if not isinstance(value, str) or not value.strip():
-            raise KeyError(f"{config} context needs a non-empty {name!r} field, got {value!r}")
+            raise ValueError(f"{config} context needs a non-empty {name!r} field, got {value!r}")
         values[name] = value.strip()
     if config == "archetype":
         return f"Role and scene prompt: {values['question']}"

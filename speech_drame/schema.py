@@ -10,6 +10,7 @@ and are flagged in a separate mask so that the distinction is never lost.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -95,6 +96,46 @@ SPLITS: dict[Config, tuple[str, ...]] = {
 }
 DATA_DIRS: dict[Config, str] = {"archetype": "archetype_data", "realism": "realism_data"}
 MIN_ANNOTATORS_PAPER = 3  # the paper collects at least three ratings per clip
+
+
+# --- context: what a scorer is told about the role ---------------------------------------
+# The context texts a config's clips are scored against, by their short names (command-line
+# options, scenario files, scorer inputs) ...
+CONTEXTS: dict[Config, tuple[str, ...]] = {
+    "archetype": ("question",),
+    "realism": ("profile", "scene", "traits"),
+}
+# ... and the EvalBench column that holds each of them.
+CONTEXT_COLUMNS: dict[str, str] = {
+    "question": "question",
+    "profile": "char_profile",
+    "scene": "local_scene",
+    "traits": "char_style",
+}
+
+
+def context_from_row(row: Mapping[str, Any], config: Config, where: str) -> dict[str, str]:
+    """The context texts of ``config`` from a dataset row or scenario object, read from the
+    EvalBench column (``char_profile``) or the short name (``profile``), column first.
+
+    Raises:
+        ValueError: naming ``where`` and the field, for a missing or empty text.
+    """
+    out = {}
+    for name in CONTEXTS[check_config(config)]:
+        keys = dict.fromkeys((CONTEXT_COLUMNS[name], name))
+        value = next((row[k] for k in keys if row.get(k)), None)
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(
+                f"{where}: field {' or '.join(map(repr, keys))} must be a non-empty string"
+            )
+        out[name] = value
+    return out
+
+
+def context_columns(context: Mapping[str, str]) -> dict[str, str]:
+    """Context texts by short name -> the same texts by EvalBench column."""
+    return {CONTEXT_COLUMNS[name]: text for name, text in context.items()}
 
 
 def dimensions(config: Config) -> tuple[str, ...]:

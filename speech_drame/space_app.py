@@ -1,10 +1,11 @@
 """The Gradio Space: score one spoken role-play clip in the browser.
 
 :func:`score_clip` is the whole logic (checks, scorer, result); :func:`build_app` lays out a
-Gradio 6 Blocks page around it and :func:`launch` serves it on 127.0.0.1. The scorer is the
-LiteScorer (``$SPEECH_DRAME_LITE_SCORER`` or ``artifacts/lite_scorer``, as trained by
-``make demo``), or a DRAME-Eval adapter when ``$SPEECH_DRAME_EVAL_ADAPTER`` names one; the page
-names it and what it was trained on next to the scores.
+Gradio 6 Blocks page around it and :func:`launch` serves it on 127.0.0.1. The scorer is any
+scorer spec (:mod:`speech_drame.scorers.specs`): the ``scorer`` argument, else
+``$SPEECH_DRAME_SCORER``, else ``lite`` (``$SPEECH_DRAME_LITE_SCORER`` or
+``artifacts/lite_scorer``, as trained by ``make demo``); the page names it and what it was
+trained on next to the scores.
 
 Limits: uploads over :data:`MAX_UPLOAD_MB` and clips over :data:`MAX_SECONDS` are refused
 (from the file header, before decoding); only the first 30 s are decoded and scored, and the
@@ -20,19 +21,20 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from speech_drame.audio import SCORED_SECONDS, AudioError, AudioFacts, load_audio, probe_seconds
-from speech_drame.schema import CONTENT_PASS, RUBRIC_NAMES, Config, check_config
+from speech_drame.audio import SCORED_SECONDS, AudioError, load_audio, probe_seconds
+from speech_drame.schema import CONFIGS, CONTEXTS, RUBRIC_NAMES, check_config
+from speech_drame.scorers.base import ClipInput, ClipScores, Scorer, ScorerError
 
-ADAPTER_ENV = "SPEECH_DRAME_EVAL_ADAPTER"
+SCORER_ENV = "SPEECH_DRAME_SCORER"  # a scorer spec, e.g. drame-eval:ORG/NAME
 MAX_UPLOAD_MB = 20
 MAX_SECONDS = 600.0  # longer recordings are refused; up to this, the first 30 s are scored
-MODES: tuple[Config, ...] = ("archetype", "realism")
+MODES = CONFIGS
 MAX_QUEUE = 16  # requests waiting at once; more are turned away with "queue full"
 CONCURRENCY = 1  # clips scored at once (the feature extractors already use every core)
 TEMP_FILES = (300, 900)  # Gradio's delete_cache: every 5 min, delete copies older than 15 min
@@ -48,55 +50,27 @@ class InputError(ValueError):
     """Input the Space refuses, with a message meant for the user."""
 
 
-@dataclass
-class SpaceResult:
-    """What the page shows for one clip."""
-
-    mode: Config
-    scorer: str
-    scores: dict[str, float]
-    distributions: dict[str, list[float]]
-    content_pass: float | None
-    transcript: str
-    notes: list[str] = field(default_factory=list)
-    audio: AudioFacts | None = None
-    scorer_info: str = ""  # Markdown: which scorer, and what it was trained on
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "mode": self.mode,
-            "scorer": self.scorer,
-            "scores": self.scores,
-            "distributions": self.distributions,
-            CONTENT_PASS: self.content_pass,
-            "transcript": self.transcript,
-            "notes": self.notes,
-            "audio": self.audio.to_dict() if self.audio is not None else None,
-        }
-
-
-def context_fields(mode: Config, question: str, profile: str, scene: str, traits: str) -> dict:
+def context_fields(mode: str, question: str, profile: str, scene: str, traits: str) -> dict:
     """The context texts a mode needs, checked to be non-empty."""
-    ctx = {"question": question} if mode == "archetype" else {
-        "profile": profile, "scene": scene, "traits": traits}  # fmt: skip
-    empty = [k for k, v in ctx.items() if not (v or "").strip()]
+    given = {"question": question, "profile": profile, "scene": scene, "traits": traits}
+    ctx = {name: (given[name] or "").strip() for name in CONTEXTS[check_config(mode)]}
+    empty = [k for k, v in ctx.items() if not v]
     if empty:
         raise InputError(f"{mode} mode needs the {', '.join(empty)} text")
-    return {k: v.strip() for k, v in ctx.items()}
+    return ctx
+
+
+def scorer_spec(spec: str | None = None) -> str:
+    """The spec the Space scores with: ``spec``, else ``$SPEECH_DRAME_SCORER``, else ``lite``."""
+    return spec or os.environ.get(SCORER_ENV) or "lite"
 
 
 @lru_cache(maxsize=4)
-def _lite(mode: Config, path: str | None) -> Any:
-    from speech_drame.scorers.lite import load_scorer
+def _scorer(spec: str, mode: str) -> Scorer:
+    """The scorer of ``spec`` for ``mode``, loaded once; uploads never enter a feature cache."""
+    from speech_drame.scorers.specs import load_scorer
 
-    return load_scorer(mode, path)
-
-
-@lru_cache(maxsize=2)
-def _drame_eval(adapter: str) -> Any:
-    from speech_drame.scorers.drame_eval import DrameEvalScorer
-
-    return DrameEvalScorer.from_pretrained(adapter, batch_size=1)
+    return load_scorer(spec, mode, cache=None, batch_size=1)
 
 
 def check_upload(path: str | os.PathLike) -> None:
@@ -153,7 +127,8 @@ def describe_training(info: Mapping[str, Any]) -> str:
 
 
 def _shown_path(path: str | os.PathLike) -> str:
-    """A scorer folder as the page shows it: relative to the working folder when inside it."""
+    """A folder as the page shows it: relative to the working folder when inside it, else its
+    name (the page never shows where the server keeps files)."""
     path = Path(path).resolve()
     try:
         return str(path.relative_to(Path.cwd()))
@@ -161,11 +136,15 @@ def _shown_path(path: str | os.PathLike) -> str:
         return path.name
 
 
-def _scorer_problem(exc: Exception, scorer_path: str | None) -> str:
-    """Why no scorer could be loaded, with its folder shown as on the page."""
+def _scorer_problem(exc: Exception, spec: str) -> str:
+    """Why no scorer could be loaded, with a LiteScorer folder shown as on the page."""
     from speech_drame.scorers.lite import default_scorer_dir
+    from speech_drame.scorers.specs import parse_spec
 
-    root = Path(scorer_path or default_scorer_dir())
+    parsed = parse_spec(spec)
+    if parsed.kind != "lite":
+        return str(exc)
+    root = Path(parsed.target or default_scorer_dir())
     return (
         str(exc)
         .replace(str(root.resolve()), _shown_path(root))
@@ -173,31 +152,29 @@ def _scorer_problem(exc: Exception, scorer_path: str | None) -> str:
     )
 
 
-def scorer_card(mode: str, scorer_path: str | None = None) -> str:
+def _load(spec: str, mode: str) -> Scorer:
+    """:func:`_scorer`, with a failure as an :class:`InputError` for the page."""
+    try:
+        return _scorer(spec, mode)
+    except (ScorerError, OSError, ValueError) as exc:
+        raise InputError(f"no scorer for {mode} mode: {_scorer_problem(exc, spec)}") from None
+
+
+def scorer_card(mode: str, spec: str | None = None) -> str:
     """Markdown naming the scorer the Space uses for ``mode`` and what it was trained on."""
     mode = check_config(mode)
-    adapter = os.environ.get(ADAPTER_ENV)
-    if adapter:
-        from speech_drame.scorers.drame_eval import EvaluatorInfo
-
-        try:
-            info = EvaluatorInfo.load(adapter)
-        except (OSError, ValueError, TypeError) as exc:
-            return f"**Scorer:** DRAME-Eval adapter `{adapter}` (its config is unreadable: {exc})"
-        text = (
-            f"**Scorer:** DRAME-Eval adapter `{adapter}` ({info.config}, base model "
-            f"`{info.base_model}`), {describe_training(info.training_data or {})}"
-        )
-        return text + ("." if info.config == mode else f". It scores {info.config}, not {mode}.")
-    from speech_drame.scorers.lite import ScorerError, default_scorer_dir
-
+    spec = scorer_spec(spec)
     try:
-        scorer = _lite(mode, scorer_path)
-    except ScorerError as exc:
-        why = _scorer_problem(exc, scorer_path)
-        return f"**Scorer:** no usable LiteScorer for {mode} mode ({why})"
-    folder = _shown_path(scorer_path or default_scorer_dir())
-    return f"**Scorer:** LiteScorer `{folder}` ({mode}), {describe_training(scorer.info)}."
+        scorer = _load(spec, mode)
+    except InputError as exc:
+        return f"**Scorer:** `{spec}`: {exc}"
+    name = re.sub(r"(?<![\w:/.])/[^\s()]+", lambda m: _shown_path(m.group()), scorer.description)
+    trained = (
+        describe_training(scorer.training_data)
+        if scorer.training_data is not None
+        else "not trained on rated clips (a zero- or few-shot judge)"
+    )
+    return f"**Scorer:** {name}, {trained}."
 
 
 def score_clip(
@@ -208,14 +185,15 @@ def score_clip(
     scene: str = "",
     traits: str = "",
     *,
-    scorer_path: str | None = None,
-) -> SpaceResult:
-    """Score one clip with the Space's scorer, storing nothing about it (no feature cache).
+    scorer: str | None = None,
+) -> ClipScores:
+    """Score one clip with the Space's scorer (:func:`scorer_spec`), storing nothing about it
+    (no feature cache). The result's id is the file name.
 
     Raises:
         InputError: no audio, a missing context text, an oversized, overlong or unusable
-            clip, a clip the features cannot use (no speech heard), or no scorer for the mode.
-            Messages name the file, never its folder on the server.
+            clip, a clip the scorer cannot use (no speech heard), a scorer that failed, or no
+            scorer for the mode. Messages name the file, never its folder on the server.
     """
     if not audio_path:
         raise InputError("upload or record a clip first")
@@ -228,55 +206,25 @@ def score_clip(
     except AudioError as exc:
         raise InputError(f"{name}: {exc.reason}") from None
     audio = dataclasses.replace(audio, source=name)  # later messages name the file only
-    card = scorer_card(mode, scorer_path)
-    adapter = os.environ.get(ADAPTER_ENV)
-    if adapter:
-        result = _score_drame_eval(_drame_eval(adapter), audio, mode, ctx, adapter)
-    else:
-        result = _score_lite(audio, mode, ctx, scorer_path)
-    return dataclasses.replace(result, notes=audio.facts.notes(), audio=audio.facts,
-                               scorer_info=card)  # fmt: skip
-
-
-def _score_lite(audio, mode: Config, ctx: dict, scorer_path: str | None) -> SpaceResult:
-    from speech_drame.features.blueprint import FeatureError, extract_blueprint
-    from speech_drame.scorers.lite import ScorerError
-
-    try:
-        scorer = _lite(mode, scorer_path)
-    except ScorerError as exc:
-        raise InputError(
-            f"no scorer for {mode} mode: {_scorer_problem(exc, scorer_path)}"
-        ) from None
-    try:
-        bp = extract_blueprint(audio, ctx, cache=None)  # uploads leave nothing on disk
-        (result,) = scorer.score_blueprints([bp])
-    except (AudioError, FeatureError, ValueError) as exc:
-        raise InputError(str(exc)) from None
-    return SpaceResult(mode, "LiteScorer", result.scores, result.distributions,
-                       result.content_pass, result.transcript)  # fmt: skip
-
-
-def _score_drame_eval(scorer, audio, mode: Config, ctx: dict, name: str) -> SpaceResult:
-    from speech_drame.commands.score import DRAME_EVAL_FIELDS
-    from speech_drame.scorers.drame_eval import Clip
-
-    fields = {DRAME_EVAL_FIELDS[key]: text for key, text in ctx.items()}
-    if scorer.config != mode:
-        raise InputError(f"the DRAME-Eval adapter {name} scores {scorer.config}, not {mode}")
-    (result,) = scorer.score_clips([Clip(audio.source, audio.samples, fields)])
+    (result,) = _load(scorer_spec(scorer), mode).score([ClipInput(name, audio, ctx)])
     if not result.ok:
-        raise InputError(f"the scorer failed: {result.error}")
-    scores = {k: v.expected for k, v in result.scores.items() if k != CONTENT_PASS}
-    dists = {k: list(v.probabilities) for k, v in result.scores.items() if k != CONTENT_PASS}
-    cp = result.scores.get(CONTENT_PASS)
-    return SpaceResult(mode, f"DRAME-Eval ({name})", scores, dists,
-                       cp.expected if cp else None, "")  # fmt: skip
+        raise InputError(str(result.error).replace(str(audio_path), name))
+    if result.audio is None:
+        result.audio = audio.facts
+    return result
 
 
-def result_markdown(result: SpaceResult) -> str:
-    """Scores and 5-way distributions as a Markdown table, with the notes above it."""
-    lines = [f"> {n}" for n in result.notes]
+def result_details(result: ClipScores, mode: str, spec: str | None = None) -> dict[str, Any]:
+    """What the page's "All results" shows: the mode, the scorer and the clip's result."""
+    scorer = _load(scorer_spec(spec), mode)
+    return {"mode": mode, "scorer": scorer.description, "scorer_id": scorer.id,
+            **result.to_dict()}  # fmt: skip
+
+
+def result_markdown(result: ClipScores) -> str:
+    """Scores and 5-way distributions as a Markdown table, with what reading the audio did
+    (the 30 s cut, the scaling into [-1, 1]) above it."""
+    lines = [f"> {n}" for n in (result.audio.notes() if result.audio is not None else [])]
     if result.content_pass is not None:
         lines.append(f"**Content Pass probability: {result.content_pass:.3f}**")
     lines += ["", "| Dimension | Score (1-5) | p1 | p2 | p3 | p4 | p5 |",
@@ -314,7 +262,7 @@ def score_figure(scores: Mapping[str, float]) -> Any:
 
 def demo_examples(release: str | os.PathLike, per_mode: int = 2) -> list[list[str]]:
     """Example rows (audio, mode, question, profile, scene, traits) from a demo release."""
-    from speech_drame.release import find_jsonl_files, iter_lines, resolve_wav_path
+    from speech_drame.data.release import find_jsonl_files, iter_lines, resolve_wav_path
 
     root = Path(release)
     if not root.is_dir():
@@ -335,25 +283,24 @@ def demo_examples(release: str | os.PathLike, per_mode: int = 2) -> list[list[st
     return out
 
 
-def build_app(scorer_path: str | None = None, examples_from: str | None = None):
+def build_app(scorer: str | None = None, examples_from: str | None = None):
     """The Gradio Blocks page (see the module docstring), with its bounded queue."""
     import gradio as gr
 
     def run(audio, mode, question, profile, scene, traits):
         try:
-            result = score_clip(audio, mode, question, profile, scene, traits,
-                                scorer_path=scorer_path)  # fmt: skip
+            result = score_clip(audio, mode, question, profile, scene, traits, scorer=scorer)
         except InputError as exc:
             raise gr.Error(str(exc)) from None
         cp = "n/a" if result.content_pass is None else f"{result.content_pass:.3f}"
-        return (result.scorer_info, result_markdown(result), score_figure(result.scores), cp,
-                result.transcript, result.to_dict())  # fmt: skip
+        return (scorer_card(mode, scorer), result_markdown(result), score_figure(result.scores),
+                cp, result.transcript or "", result_details(result, mode, scorer))  # fmt: skip
 
     def show_mode(mode):
         """The selected mode's fields only; the previous results are cleared."""
         archetype = mode == "archetype"
         realism = [gr.update(visible=not archetype)] * 3
-        return (gr.update(visible=archetype), *realism, scorer_card(mode, scorer_path), "",
+        return (gr.update(visible=archetype), *realism, scorer_card(mode, scorer), "",
                 None, gr.update(visible=archetype, value=""), "", None)  # fmt: skip
 
     with gr.Blocks(title="Speech-DRAME scorer", delete_cache=TEMP_FILES) as app:
@@ -394,7 +341,7 @@ def build_app(scorer_path: str | None = None, examples_from: str | None = None):
         button.click(run, inputs, outputs, api_name="score")
         mode.change(show_mode, mode, [question, profile, scene, traits, *outputs],
                     api_visibility="private")  # fmt: skip
-        app.load(lambda: scorer_card(MODES[0], scorer_path), None, scorer_md,
+        app.load(lambda: scorer_card(MODES[0], scorer), None, scorer_md,
                  api_visibility="private")  # fmt: skip
     return app.queue(max_size=MAX_QUEUE, default_concurrency_limit=CONCURRENCY)
 
@@ -405,7 +352,8 @@ def default_release() -> str:
 
 
 def launch(port: int = 7860, scorer: str | None = None, **kwargs: Any) -> Any:
-    """Serve the Space on 127.0.0.1 (blocking unless ``prevent_thread_lock=True``)."""
+    """Serve the Space on 127.0.0.1 with the scorer spec ``scorer`` (see :func:`scorer_spec`;
+    blocking unless ``prevent_thread_lock=True``)."""
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     app = build_app(scorer, default_release())
     return app.launch(server_name="127.0.0.1", server_port=port, max_file_size=f"{MAX_UPLOAD_MB}mb",

@@ -32,7 +32,7 @@ def official_samples_dir() -> Path:
 @pytest.fixture(scope="session")
 def official_dataset_dir(official_samples_dir, tmp_path_factory) -> Path:
     """The four official samples built into a temporary Hub-ready folder."""
-    from speech_drame.hub_dataset import build_dataset
+    from speech_drame.data.build import build_dataset
 
     out = tmp_path_factory.mktemp("official") / "speech-drame"
     build_dataset(official_samples_dir, out, progress=False)

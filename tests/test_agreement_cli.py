@@ -26,9 +26,11 @@ def test_official_samples_agree_with_the_papers_formula_on_the_raw_jsonl(
 ):
     out = tmp_path / "agreement.json"
     argv = ["agreement", "--dataset", str(official_dataset_dir), "--config", config]
-    assert main([*argv, "--split", "test", "--json", str(out), "--per-sample"]) == 0
+    assert main([*argv, "--split", "test", "--json-out", str(out), "--per-sample"]) == 0
     printed = capsys.readouterr().out
     report = json.loads(out.read_text(encoding="utf-8"))  # strict JSON: undefined is null
+    assert main([*argv, "--split", "test", "--json", "--per-sample"]) == 0
+    assert json.loads(capsys.readouterr().out) == report  # --json prints the same report
     from datasets import load_dataset
 
     ids = load_dataset(str(official_dataset_dir), config, split="test")["id"]
@@ -62,8 +64,8 @@ def test_demo_realism_na_as_one_and_human_ceiling(demo_dataset_dir, tmp_path, ca
         "--split",
         "test",
     ]
-    assert main([*base, "--json", str(out_skip)]) == 0
-    assert main([*base, "--na-as", "1", "--json", str(out_one)]) == 0
+    assert main([*base, "--json-out", str(out_skip)]) == 0
+    assert main([*base, "--na-as", "1", "--json-out", str(out_one)]) == 0
     assert "gated N/A counted as 1" in capsys.readouterr().out
     skip = json.loads(out_skip.read_text())["dimensions"]
     one = json.loads(out_one.read_text())["dimensions"]
@@ -91,20 +93,8 @@ def test_demo_realism_na_as_one_and_human_ceiling(demo_dataset_dir, tmp_path, ca
 
 def test_errors_are_reported_not_raised(official_dataset_dir, capsys):
     argv = ["agreement", "--dataset", str(official_dataset_dir), "--config", "realism"]
-    assert main([*argv, "--split", "nope"]) == 1
+    assert main([*argv, "--split", "nope"]) == 2
     assert "nope" in capsys.readouterr().err
-    assert (
-        main(
-            [
-                "agreement",
-                "--dataset",
-                str(official_dataset_dir),
-                "--config",
-                "archetype",
-                "--na-as",
-                "1",
-            ]
-        )
-        == 1
-    )
+    argv = ["agreement", "--dataset", str(official_dataset_dir), "--config", "archetype"]
+    assert main([*argv, "--na-as", "1"]) == 2
     assert "not_applicable" in capsys.readouterr().err

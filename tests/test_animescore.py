@@ -384,14 +384,9 @@ def test_demo_pairs_prefer_the_less_degraded_rendering(tmp_path):
 
 
 def _cli(argv: list[str]) -> int:
-    import argparse
+    from speech_drame.cli import main
 
-    from speech_drame.commands import animescore
-
-    parser = argparse.ArgumentParser()
-    animescore.register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["animescore", *argv])
-    return args.func(args)
+    return main(["animescore", *argv])
 
 
 def test_cli_train_score_baseline_and_demo_pairs(clean_vs_noisy, tmp_path, capsys):
@@ -401,21 +396,24 @@ def test_cli_train_score_baseline_and_demo_pairs(clean_vs_noisy, tmp_path, capsy
     model = tmp_path / "model"
     argv = ["train", "--pairs", str(train_csv), "--test-pairs", str(test_csv), "--out",
             str(model), "--epochs", "2", "--lstm-hidden", "8", "--mlp-hidden", "8",
-            "--cache", cache, "--quiet"]  # fmt: skip
+            "--feature-cache", cache, "--quiet"]  # fmt: skip
     assert _cli(argv) == 0
     out = capsys.readouterr().out
     assert "test: 30 pairs, accuracy" in out and f"saved {model}" in out
     assert (model / "metrics.json").is_file()
 
     files = clean_vs_noisy["test"].files[:2]
-    assert _cli(["score", "--model", str(model), "--cache", cache, "--json", *files]) == 0
+    assert _cli(["score", "--model", str(model), "--feature-cache", cache, "--json", *files]) == 0
     printed = json.loads(capsys.readouterr().out)
     from speech_drame.protocols.animescore.ranker import score
 
     np.testing.assert_allclose([r["score"] for r in printed], score(files, model, cache))
 
-    assert _cli(["baseline", "--pairs", str(test_csv), "--cache", cache]) == 0
+    saved = tmp_path / "baseline.json"
+    argv = ["baseline", "--pairs", str(test_csv), "--feature-cache", cache, "--json-out", str(saved)]  # fmt: skip
+    assert _cli(argv) == 0
     assert "baseline (5-fold CV): 30 pairs" in capsys.readouterr().out
+    assert json.loads(saved.read_text())["count"] == 30
 
     assert _cli(["score", "--model", str(tmp_path / "none"), files[0]]) == 2
     assert "config.json: missing" in capsys.readouterr().err
@@ -486,24 +484,24 @@ def test_readme_walkthrough_runs_as_written_and_from_another_folder(
     assert written.startswith("../demo_release/archetype_data/")  # relative to the CSV's folder
     assert main(["animescore", "train", "--pairs", "build/animescore_pairs/pairs_train.csv",
                  "--test-pairs", "build/animescore_pairs/pairs_test.csv",
-                 "--out", "build/animescore_ranker", "--cache", cache, *small]) == 0  # fmt: skip
+                 "--out", "build/animescore_ranker", "--feature-cache", cache, *small]) == 0  # fmt: skip
     assert "test: 3 pairs, accuracy" in capsys.readouterr().out
     clip = "build/demo_release/archetype_data/test0_0.wav"
-    assert main(["animescore", "score", "--model", "build/animescore_ranker", "--cache", cache,
+    assert main(["animescore", "score", "--model", "build/animescore_ranker", "--feature-cache", cache,
                  clip]) == 0  # fmt: skip
     assert capsys.readouterr().out.strip().endswith(clip)
     assert main(["animescore", "baseline", "--pairs", "build/animescore_pairs/pairs_train.csv",
-                 "--folds", "3", "--cache", cache]) == 0  # fmt: skip
+                 "--folds", "3", "--feature-cache", cache]) == 0  # fmt: skip
     assert "baseline (3-fold CV): 9 pairs" in capsys.readouterr().out
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
     assert main(["animescore", "train", "--pairs", "../project/build/animescore_pairs/pairs_train.csv",
-                 "--out", "ranker", "--cache", cache, *small]) == 0  # fmt: skip
+                 "--out", "ranker", "--feature-cache", cache, *small]) == 0  # fmt: skip
     assert main(["animescore", "baseline", "--pairs",
                  str(project / "build/animescore_pairs/pairs_train.csv"), "--folds", "3",
-                 "--cache", cache]) == 0  # fmt: skip
+                 "--feature-cache", cache]) == 0  # fmt: skip
     # the pairs folder and the release move together: the CSV still resolves
     monkeypatch.chdir(tmp_path)
     (project / "build").rename(tmp_path / "moved")
@@ -531,7 +529,7 @@ def test_score_reports_an_unreadable_file_and_scores_the_others(
     good = clean_vs_noisy["test"].files[:2]
     bad = tmp_path / "broken.wav"
     bad.write_bytes(b"RIFF not audio")
-    argv = ["score", "--model", str(model), "--cache", cache]
+    argv = ["score", "--model", str(model), "--feature-cache", cache]
     assert _cli([*argv, good[0], str(bad), good[1]]) == 1
     out, err = capsys.readouterr()
     lines = out.strip().splitlines()
@@ -557,7 +555,7 @@ def test_train_and_baseline_leave_out_pairs_of_an_unreadable_clip(clean_vs_noisy
     model = tmp_path / "model"
     assert _cli(["train", "--pairs", str(csv_path), "--test-pairs", str(csv_path), "--out",
                  str(model), "--epochs", "1", "--lstm-hidden", "8", "--mlp-hidden", "8",
-                 "--cache", cache, "--quiet"]) == 1  # fmt: skip
+                 "--feature-cache", cache, "--quiet"]) == 1  # fmt: skip
     out, err = capsys.readouterr()
     assert f"test: {len(pairs)} pairs, accuracy" in out
     assert f"not readable: {bad}" in err
@@ -568,7 +566,7 @@ def test_train_and_baseline_leave_out_pairs_of_an_unreadable_clip(clean_vs_noisy
     metrics = json.loads((model / "metrics.json").read_text())["test"]
     assert metrics["count"] == len(pairs) and metrics["pairs_left_out"] == 2
 
-    assert _cli(["baseline", "--pairs", str(csv_path), "--cache", cache]) == 1
+    assert _cli(["baseline", "--pairs", str(csv_path), "--feature-cache", cache]) == 1
     out, err = capsys.readouterr()
     assert f"baseline (5-fold CV): {len(pairs)} pairs" in out
     assert "baseline: 2 pair(s) left out" in err

@@ -10,8 +10,8 @@ import pytest
 from conftest import REPO, archetype_record, realism_record, tone, write_release
 from datasets import load_dataset
 
-from speech_drame import hub_dataset
-from speech_drame.hub_dataset import build_dataset
+from speech_drame.data import build as data_build
+from speech_drame.data.build import build_dataset
 from speech_drame.schema import REALISM_DIMENSIONS, RecordError
 
 
@@ -212,7 +212,7 @@ def test_missing_audio_is_reported_not_filled(tmp_path):
     empty = write_release(
         tmp_path / "rel2", {"archetype_data/test.jsonl": [archetype_record("b")]}, {"b": None}
     )
-    with pytest.raises(hub_dataset.BuildError, match="no record could be built"):
+    with pytest.raises(data_build.BuildError, match="no record could be built"):
         build_dataset(empty, tmp_path / "out2", progress=False)
 
 
@@ -237,8 +237,8 @@ def test_streams_into_several_shards(tmp_path, monkeypatch):
     audio = {r["id"]: tone(1.0, seed=i) for i, r in enumerate(records)}
     src = write_release(tmp_path / "rel", {"realism_data/train.jsonl": records}, audio)
     clip_bytes = (src / "realism_data" / "r00.wav").stat().st_size
-    monkeypatch.setattr(hub_dataset, "SHARD_BYTES", 4 * clip_bytes)
-    monkeypatch.setattr(hub_dataset, "ROW_GROUP_BYTES", 2 * clip_bytes)
+    monkeypatch.setattr(data_build, "SHARD_BYTES", 4 * clip_bytes)
+    monkeypatch.setattr(data_build, "ROW_GROUP_BYTES", 2 * clip_bytes)
     build_dataset(src, tmp_path / "out", progress=False)
     shards = sorted(p.name for p in (tmp_path / "out" / "realism").iterdir())
     assert shards == [f"train-{i:05d}-of-00003.parquet" for i in range(3)]
@@ -278,7 +278,7 @@ def test_out_that_is_holds_or_lies_inside_the_source_is_refused(tmp_path):
         (src / "built", "inside the source folder"),
         (tmp_path, "holds the source folder"),
     ):
-        with pytest.raises(hub_dataset.BuildError, match=message):
+        with pytest.raises(data_build.BuildError, match=message):
             build_dataset(src, out, progress=False)
         assert _snapshot(src) == before
     assert sorted(os.listdir(tmp_path)) == ["rel"]
@@ -290,7 +290,7 @@ def test_cli_refuses_out_dot_above_the_source_with_one_line(tmp_path, monkeypatc
     src = write_release(tmp_path / "rel", {"realism_data/test.jsonl": [realism_record("r1")]})
     before = _snapshot(src)
     monkeypatch.chdir(tmp_path)
-    assert main(["build", "--source", "rel", "--out", ".", "--quiet"]) == 1
+    assert main(["build", "--source", "rel", "--out", ".", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and "holds the source" in err
     assert _snapshot(src) == before
@@ -303,9 +303,9 @@ def test_a_folder_that_is_not_an_earlier_build_is_replaced_only_with_overwrite(t
     out = tmp_path / "mine"
     out.mkdir()
     (out / "notes.txt").write_text("my notes")
-    with pytest.raises(hub_dataset.BuildError, match=r"not an earlier build.*--overwrite"):
+    with pytest.raises(data_build.BuildError, match=r"not an earlier build.*--overwrite"):
         build_dataset(src, out, progress=False)
-    assert main(["build", "--source", str(src), "--out", str(out), "--quiet"]) == 1
+    assert main(["build", "--source", str(src), "--out", str(out), "--quiet"]) == 2
     assert "--overwrite" in capsys.readouterr().err
     assert (out / "notes.txt").read_text() == "my notes"
     assert main(["build", "--source", str(src), "--out", str(out), "--quiet", "--overwrite"]) == 0
@@ -345,7 +345,7 @@ def test_stale_temporary_folders_of_killed_builds_are_removed_and_reported(tmp_p
 
 KILL_POINTS = {
     # staged dataset complete, swap not begun: the old dataset stays
-    "before the swap": "hub_dataset.render_card = die",
+    "before the swap": "data_build.render_card = die",
     # the two-rename fallback, killed with the old folder moved aside: the next run restores it
     "between the renames": textwrap.dedent(
         """
@@ -382,17 +382,18 @@ def test_a_build_killed_during_the_swap_leaves_a_complete_dataset(tmp_path, poin
         """
         import os, signal
         from pathlib import Path
-        from speech_drame import atomic_io, hub_dataset
+        from speech_drame import atomic_io
+        from speech_drame.data import build as data_build
 
         def die(*args, **kwargs):
             os.kill(os.getpid(), signal.SIGKILL)
         """
     )
     child += KILL_POINTS[point]
-    child += f"\nhub_dataset.build_dataset({str(src)!r}, {str(out)!r}, progress=False)\n"
+    child += f"\ndata_build.build_dataset({str(src)!r}, {str(out)!r}, progress=False)\n"
     proc = subprocess.run([sys.executable, "-c", child], cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == -signal.SIGKILL, proc.stderr
-    messages = hub_dataset.recover_output(out)
+    messages = data_build.recover_output(out)
     ids = [r["id"] for r in load_dataset(str(out), "realism", split="test")]
     assert ids == (["r1", "r2"] if point == "after the exchange" else ["r1"])
     assert messages and all(str(tmp_path) in m for m in messages)
@@ -428,7 +429,7 @@ def test_files_mapped_to_one_split_keep_all_their_rows(tmp_path, monkeypatch):
     assert "| archetype | test | 5 |" in card
 
     clip_bytes = (src / "archetype_data" / "t0.wav").stat().st_size
-    monkeypatch.setattr(hub_dataset, "SHARD_BYTES", 2 * clip_bytes)  # shards of two clips
+    monkeypatch.setattr(data_build, "SHARD_BYTES", 2 * clip_bytes)  # shards of two clips
     build_dataset(src, tmp_path / "out2", split_map={"dev": "test"}, progress=False)
     shards = sorted(p.name for p in (tmp_path / "out2" / "archetype").iterdir())
     assert shards == [f"test-{i:05d}-of-00003.parquet" for i in range(3)]  # numbered across files

@@ -9,7 +9,7 @@ from datasets import load_dataset
 
 from speech_drame.audio_llm.qwen2_audio import IGNORE_INDEX, PromptEncoder
 from speech_drame.audio_llm.tiny import build_tiny_processor
-from speech_drame.hub_dataset import build_dataset
+from speech_drame.data.build import build_dataset
 from speech_drame.prompts import scored_dimensions
 from speech_drame.training.arguments import load_yaml_defaults, parse_args
 from speech_drame.training.data import (
@@ -67,7 +67,7 @@ def test_pairs_without_a_valid_score_are_skipped_and_counted():
         "human_likeness": 1,
         "appropriateness": 1,
     }
-    with pytest.raises(KeyError, match="no 'semantic_match'"):
+    with pytest.raises(ValueError, match="no 'semantic_match'"):
         index_examples(rows, ["semantic_match"])
 
 

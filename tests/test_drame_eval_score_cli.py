@@ -44,7 +44,7 @@ def test_json_output_matches_the_scorer(evaluator, capsys):
     out = capsys.readouterr()
     assert status == 0, out.err
     rows = json.loads(out.out)
-    assert [r["source"] for r in rows] == [str(clips / "c0.wav"), str(clips / "c1.wav")]
+    assert [r["id"] for r in rows] == [str(clips / "c0.wav"), str(clips / "c1.wav")]
     direct = DrameEvalScorer.from_pretrained(evaluator).score_clips(
         [Clip("c0", tone(1.0, seed=0, freq=180), {"question": QUESTION})]
     )[0]
@@ -53,10 +53,11 @@ def test_json_output_matches_the_scorer(evaluator, capsys):
         "audio_quality", "human_likeness", "appropriateness"
     }  # fmt: skip
     for dim, value in row["scores"].items():
-        assert value == pytest.approx(direct.scores[dim].expected, abs=1e-4)
+        assert value == pytest.approx(direct.scores[dim], abs=1e-4)
         assert len(row["distributions"][dim]) == 5
         assert sum(row["distributions"][dim]) == pytest.approx(1.0, abs=1e-6)
-    assert row["content_pass"] == pytest.approx(direct.scores["content_pass"].expected, abs=1e-4)
+    assert row["content_pass"] == pytest.approx(direct.content_pass, abs=1e-4)
+    assert set(row["label_mass"]) == {"content_pass", *row["scores"]}
 
 
 def test_the_cut_and_the_full_scale_scaling_are_reported(evaluator, tmp_path, capsys):

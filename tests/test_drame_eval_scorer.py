@@ -34,17 +34,19 @@ def clips(seconds=(1.0, 30.0, 2.5)) -> list[Clip]:
 
 
 def max_difference(a, b) -> float:
+    """Largest difference of any number two lists of results hold."""
     diff = 0.0
     for x, y in zip(a, b, strict=True):
         assert x.ok and y.ok and x.scores.keys() == y.scores.keys()
+        assert x.label_mass.keys() == y.label_mass.keys()
+        assert (x.content_pass is None) == (y.content_pass is None)
+        if x.content_pass is not None:
+            diff = max(diff, abs(x.content_pass - y.content_pass))
+        for d in x.label_mass:
+            diff = max(diff, abs(x.label_mass[d] - y.label_mass[d]))
         for d in x.scores:
-            p, q = x.scores[d], y.scores[d]
-            diff = max(
-                diff,
-                abs(p.expected - q.expected),
-                abs(p.label_mass - q.label_mass),
-                *(abs(u - v) for u, v in zip(p.probabilities, q.probabilities, strict=True)),
-            )
+            pairs = zip(x.distributions[d], y.distributions[d], strict=True)
+            diff = max(diff, abs(x.scores[d] - y.scores[d]), *(abs(u - v) for u, v in pairs))
     return diff
 
 
@@ -58,17 +60,22 @@ def test_shared_prefix_equals_one_full_forward_per_dimension(tiny, config):
     full = scorer.score_clips(clips(seconds), shared_prefix=False)
     assert [r.id for r in shared] == ["c0", "c1", "c2"]
     assert max_difference(shared, full) < 1e-4
+    rated = tuple(d for d in scored_dimensions(config) if d != "content_pass")
+    assert scorer.dimensions == rated and scorer.content_pass == (config == "archetype")
     for result in shared:
-        assert tuple(result.scores) == scored_dimensions(config)
-        for dim, s in result.scores.items():
-            assert sum(s.probabilities) == pytest.approx(1.0, abs=1e-6)
-            lo, hi = (0, 1) if dim == "content_pass" else (1, 5)
-            assert lo <= s.expected <= hi and 0 < s.label_mass < 1
-            values = [int(label) for label in s.labels]
-            assert s.expected == pytest.approx(np.dot(values, s.probabilities))
+        assert tuple(result.scores) == rated
+        assert tuple(result.label_mass) == scored_dimensions(config)
+        assert all(0 < m < 1 for m in result.label_mass.values())
+        assert (result.content_pass is not None) == (config == "archetype")
+        if result.content_pass is not None:
+            assert 0 < result.content_pass < 1
+        for dim, score in result.scores.items():
+            dist = result.distributions[dim]
+            assert len(dist) == 5 and sum(dist) == pytest.approx(1.0, abs=1e-6)
+            assert 1 <= score <= 5 and score == pytest.approx(np.dot([1, 2, 3, 4, 5], dist))
     # The random model is not uniform, so the comparison above is not trivially satisfied,
     # and clips differ from each other.
-    probs = shared[0].scores[scored_dimensions(config)[-1]].probabilities
+    probs = shared[0].distributions[rated[-1]]
     assert max(probs) - min(probs) > 1e-3
     assert max_difference(shared[:1], shared[2:3]) > 1e-4
 
@@ -80,7 +87,7 @@ def test_failures_are_recorded_never_scored(tiny):
     results = scorer.score_clips([clips()[0], bad, clips()[2]])
     assert [r.ok for r in results] == [True, False, True]
     assert results[1].scores == {} and "'local_scene'" in results[1].error
-    assert "no-scene" in results[1].error
+    assert "no-scene" in results[1].error and results[1].error_kind == "input"
 
     broken, _ = build_tiny(seed=0)
     with torch.no_grad():
@@ -88,6 +95,48 @@ def test_failures_are_recorded_never_scored(tiny):
     nan_results = DrameEvalScorer(broken, processor, "realism").score_clips(clips()[:1])
     assert not nan_results[0].ok and nan_results[0].scores == {}
     assert "non-finite model output" in nan_results[0].error
+    assert nan_results[0].error_kind == "model" and nan_results[0].label_mass == {}
+
+
+def test_a_model_crash_fails_its_batch_as_retryable_and_the_next_batch_is_scored(tiny, monkeypatch):
+    model, processor = tiny
+    scorer = DrameEvalScorer(model, processor, "archetype", batch_size=2)
+    real = scorer._shared_prefix_logprobs
+    calls = []
+
+    def out_of_memory_once(prefixes):
+        calls.append(len(prefixes))
+        if len(calls) == 1:
+            raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return real(prefixes)
+
+    monkeypatch.setattr(scorer, "_shared_prefix_logprobs", out_of_memory_once)
+    results = scorer.score_clips(clips((1.0, 0.5, 2.5)))
+    assert calls == [2, 1]
+    assert [(r.ok, r.error_kind) for r in results] == [(False, "model")] * 2 + [(True, None)]
+    assert "out of memory" in results[0].error and results[0].scores == {}
+
+
+def test_batch_of_eight_equals_batch_of_one(tiny, tmp_path):
+    """The contract's entry point: eight clips of different lengths in one padded batch give
+    the outputs of eight batches of one."""
+    import soundfile as sf
+
+    from speech_drame.scorers.base import ClipInput, Scorer
+
+    model, processor = tiny
+    inputs = []
+    for i in range(8):
+        path = tmp_path / f"c{i}.wav"
+        sf.write(path, tone(0.4 + 0.3 * i, freq=140 + 25 * i, seed=i), 16_000)
+        inputs.append(ClipInput(f"c{i}", str(path), {"question": FIELDS["question"]}))
+    one = DrameEvalScorer(model, processor, "archetype", batch_size=1)
+    eight = DrameEvalScorer(model, processor, "archetype", batch_size=8)
+    assert isinstance(one, Scorer) and one.id == eight.id and one.id.startswith("drame-eval-")
+    a, b = one.score(inputs), eight.score(inputs)
+    assert [r.id for r in b] == [c.id for c in inputs]
+    assert max_difference(a, b) < 1e-5
+    assert all(r.audio is not None and r.audio.gain == 1.0 for r in b)
 
 
 def test_labels_are_single_tokens_and_suffixes_per_dimension(tiny):
@@ -141,10 +190,11 @@ def test_score_rows_streams_batches_and_records_unusable_audio(tiny, tmp_path):
     assert max_difference(results[2:], direct) < 1e-6
 
 
-def test_scoring_files_decodes_them_inside_the_loop_one_batch_at_a_time(tmp_path, monkeypatch):
-    """`score --scorer drame-eval:...` reads and decodes each batch inside the scoring loop:
-    at most ``batch_size`` decoded clips are alive at once, unreadable files are failures
-    by index, and the scores equal one batch of every clip."""
+def test_score_decodes_files_inside_the_loop_one_batch_at_a_time(tmp_path, monkeypatch):
+    """``score`` (the scorer contract, as `score --scorer drame-eval:...` calls it) reads and
+    decodes each batch inside the scoring loop: at most ``batch_size`` decoded clips are alive
+    at once, an unusable file is an input failure in its place, and the scores equal one batch
+    of every clip. The id changes with the adapter's weights."""
     import inspect
     import weakref
 
@@ -152,9 +202,10 @@ def test_scoring_files_decodes_them_inside_the_loop_one_batch_at_a_time(tmp_path
     from peft import LoraConfig, get_peft_model
 
     from speech_drame.audio_llm.qwen2_audio import LORA_TARGET_REGEX
-    from speech_drame.commands.score import score_with_drame_eval
     from speech_drame.scorers import drame_eval
-    from speech_drame.scorers.drame_eval import EvaluatorInfo, clip_from_file
+    from speech_drame.scorers.base import ClipInput
+    from speech_drame.scorers.drame_eval import EvaluatorInfo, clip_from_input
+    from speech_drame.scorers.specs import load_scorer
 
     folder = tmp_path / "evaluator"
     model, processor = build_tiny(seed=0)
@@ -165,34 +216,35 @@ def test_scoring_files_decodes_them_inside_the_loop_one_batch_at_a_time(tmp_path
     for i in range(9):
         paths.append(str(tmp_path / f"c{i}.wav"))
         sf.write(paths[-1], tone(0.4, freq=150 + 20 * i, seed=i) * (i != 4), 16_000)
-    question = {"question": FIELDS["question"]}
+    inputs = [ClipInput(p, p, {"question": FIELDS["question"]}) for p in paths]
 
     decoded: list[weakref.ref] = []
     peak = 0
 
-    def counting(path, fields):
+    def counting(clip):
         nonlocal peak
-        clip = clip_from_file(path, fields)
-        decoded.append(weakref.ref(clip))
+        loaded = clip_from_input(clip)
+        decoded.append(weakref.ref(loaded))
         peak = max(peak, sum(r() is not None for r in decoded))
-        return clip
+        return loaded
 
-    monkeypatch.setattr(drame_eval, "clip_from_file", counting)
-    scored, errors = score_with_drame_eval(str(folder), "archetype", paths, question)
+    scorer = load_scorer(f"drame-eval:{folder}", "archetype")
+    monkeypatch.setattr(drame_eval, "clip_from_input", counting)
+    results = scorer.score(inputs)
     monkeypatch.undo()
     batch_size = inspect.signature(DrameEvalScorer.from_pretrained).parameters["batch_size"]
     assert len(decoded) == 8 and peak <= batch_size.default, peak  # c4 is digital silence
-    assert list(errors) == [4] and "c4.wav: digital silence" in errors[4]
-    assert sorted(scored) == [0, 1, 2, 3, 5, 6, 7, 8]
+    assert [r.ok for r in results] == [i != 4 for i in range(9)]
+    assert "c4.wav: digital silence" in results[4].error and results[4].error_kind == "input"
 
     whole = DrameEvalScorer.from_pretrained(folder, batch_size=len(paths))
-    reference = whole.score_clips(
-        [clip_from_file(p, question) for i, p in enumerate(paths) if i != 4]
-    )
-    for i, ref in zip(sorted(scored), reference, strict=True):
-        assert scored[i].source == paths[i] == ref.id
-        assert scored[i].content_pass == pytest.approx(
-            ref.scores["content_pass"].expected, abs=1e-5
-        )
-        for dim, value in scored[i].scores.items():
-            assert value == pytest.approx(ref.scores[dim].expected, abs=1e-5)
+    reference = whole.score_clips([clip_from_input(c) for i, c in enumerate(inputs) if i != 4])
+    kept = [r for r in results if r.ok]
+    assert [r.id for r in kept] == [r.id for r in reference] == paths[:4] + paths[5:]
+    assert max_difference(kept, reference) < 1e-5
+    assert whole.id == scorer.id
+
+    with torch.no_grad():  # another adapter: another id
+        next(p for n, p in whole.model.named_parameters() if "lora_B" in n).add_(0.01)
+    whole._id = None
+    assert whole.id != scorer.id

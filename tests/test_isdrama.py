@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 
 import numpy as np
@@ -13,7 +12,6 @@ from conftest import LIBRIVOX, tone
 from scipy.signal import get_window, stft
 
 from speech_drame.audio import Audio, AudioError, load_audio
-from speech_drame.commands import isdrama as isdrama_command
 from speech_drame.features.spectral import mel_filterbank
 from speech_drame.protocols.isdrama.alignment import dtw_path
 from speech_drame.protocols.isdrama.character_error_rate import (
@@ -340,11 +338,10 @@ def test_manifest_csv_and_jsonl_agree_and_errors_name_the_line(tmp_path):
 
 
 def main(argv: list[str]) -> int:
-    """`speech-drame isdrama ...` through its own parser (other commands are not needed)."""
-    parser = argparse.ArgumentParser(prog="speech-drame")
-    isdrama_command.register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return args.func(args)
+    """`speech-drame isdrama ...` through the CLI's error boundary (bad input exits 2)."""
+    from speech_drame.cli import main as cli_main
+
+    return cli_main(argv)
 
 
 def test_cli_drama_writes_json_and_csv(tmp_path, drama_files, capsys):

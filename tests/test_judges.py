@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import base64
 import io
 import json
@@ -16,8 +15,7 @@ import soundfile as sf
 from conftest import archetype_record, realism_record, tone, write_release
 from judge_server import Handler, JudgeServer, chat_body, reply, running
 
-from speech_drame.commands import judge as judge_command
-from speech_drame.hub_dataset import build_dataset
+from speech_drame.data.build import build_dataset
 from speech_drame.judges import (
     ChatClient,
     ChatJudge,
@@ -402,10 +400,9 @@ def test_gold_answer_ties_and_rounding():
 
 
 def judge_cli(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="speech-drame")
-    judge_command.register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return args.func(args)
+    from speech_drame.cli import main
+
+    return main(argv)
 
 
 def test_cli_judge_prints_scores_and_fails_on_failures(server, clip, tmp_path, capsys):
@@ -493,7 +490,7 @@ def test_cli_judge_reports_corrupt_cache_entries(server, clip, tmp_path, capsys)
     cache = tmp_path / "cache"
     argv = ["judge", str(clip), "--mode", "archetype", "--question", QUESTION,
             "--endpoint", server.url, "--model", "good", "--runs", "2", "--timeout", "5",
-            "--cache-dir", str(cache)]  # fmt: skip
+            "--response-cache", str(cache)]  # fmt: skip
     assert judge_cli(argv) == 0
     capsys.readouterr()
     next(cache.rglob("*.json")).write_text("{")

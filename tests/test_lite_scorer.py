@@ -26,7 +26,7 @@ from speech_drame.scorers.lite import (
     feature_matrix,
     feature_names,
     feature_vector,
-    load_scorer,
+    load_lite_scorer,
     train_lite_scorer,
 )
 
@@ -134,7 +134,7 @@ def test_save_and_reload_give_identical_scores(tiny, scorer: LiteScorer, tmp_pat
         CONFIG_FILE,
         WEIGHTS_FILE,
     ]
-    again = load_scorer("archetype", tmp_path)  # finds <path>/<mode>
+    again = load_lite_scorer("archetype", tmp_path)  # finds <path>/<mode>
     a = scorer.score_blueprints(tiny[0])
     b = again.score_blueprints(tiny[0])
     assert a == b  # exact equality of every float
@@ -189,11 +189,11 @@ def test_feature_version_mismatch_is_an_error(scorer: LiteScorer, tmp_path: Path
     with pytest.raises(ScorerError, match=r"differ: dnsmos.*retrain"):
         LiteScorer.load(folder)
     with pytest.raises(ScorerError, match="no trained realism LiteScorer"):
-        load_scorer("realism", tmp_path / "nowhere")
+        load_lite_scorer("realism", tmp_path / "nowhere")
     with pytest.raises(ScorerError, match="a archetype scorer, not realism"):
         config["feature_versions"]["dnsmos"] = scorer.config()["feature_versions"]["dnsmos"]
         (folder / CONFIG_FILE).write_text(json.dumps(config))
-        load_scorer("realism", folder)
+        load_lite_scorer("realism", folder)
 
 
 def test_a_blueprint_without_the_mode_context_is_refused(tiny) -> None:
@@ -227,7 +227,7 @@ def test_realism_scorer_projects_the_context_embeddings_and_reloads_exactly(
     assert not any(n.startswith("transcript.embedding") for n in names)
     scores = [s.scores["local_story_fit"] for s in model.score_blueprints(clips)]
     assert pearsonr(scores, [k % 2 for k in range(len(clips))])[0] > 0.9  # read from the texts
-    again = load_scorer("realism", model.save(tmp_path / "realism"))
+    again = load_lite_scorer("realism", model.save(tmp_path / "realism"))
     assert again.score_blueprints(clips) == model.score_blueprints(clips)
 
 
@@ -292,7 +292,7 @@ def _librivox_dataset(root: Path, sources: list, level: list[int]) -> Path:
     a tone in ``test`` (no voice: a failure); its card says the labels are synthetic."""
     from conftest import archetype_record, tone, write_release
 
-    from speech_drame.hub_dataset import build_dataset
+    from speech_drame.data.build import build_dataset
 
     labels = _labels(level)
     files: dict[str, list[dict]] = {
@@ -365,7 +365,7 @@ def test_train_lite_streams_in_bounded_batches_and_matches_one_batch(
     streamed = tmp_path / "streamed"
     status = main(
         ["train-lite", "--dataset", str(dataset), "--out", str(streamed), "--configs",
-         "archetype", "--epochs", "30", "--cache-dir", str(feature_cache), "--batch-size", "3",
+         "archetype", "--epochs", "30", "--feature-cache", str(feature_cache), "--batch-size", "3",
          "--quiet"]
     )  # fmt: skip
     monkeypatch.undo()
@@ -386,8 +386,8 @@ def test_train_lite_streams_in_bounded_batches_and_matches_one_batch(
     assert metrics["configs"]["archetype"].pop("scorer") == str(streamed / "archetype")
     assert reference["configs"]["archetype"].pop("scorer") == str(whole / "archetype")
     assert metrics == reference
-    again = load_scorer("archetype", streamed)
-    assert again.score_blueprints(tiny[0]) == load_scorer("archetype", whole).score_blueprints(
+    again = load_lite_scorer("archetype", streamed)
+    assert again.score_blueprints(tiny[0]) == load_lite_scorer("archetype", whole).score_blueprints(
         tiny[0]
     )
 
@@ -416,7 +416,9 @@ def test_train_lite_streams_in_bounded_batches_and_matches_one_batch(
     scores = again.score_blueprints([tiny[0][j] for j in held_out])
     truth = [np.mean(_labels(level)["audio_quality"][j]) for j in held_out]
     expected = pearsonr([s.scores["audio_quality"] for s in scores], truth)[0]
-    assert table["audio_quality_pearson"] == pytest.approx(expected, abs=1e-12)
+    # the evaluation scores clip by clip (the scorer contract), this reference in one batch:
+    # float32 matrix products of another shape differ in the last bits
+    assert table["audio_quality_pearson"] == pytest.approx(expected, abs=1e-7)
     assert table["audio_quality_count"] == 5
 
     info = json.loads((streamed / "archetype" / CONFIG_FILE).read_text())["info"]

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from speech_drame.multiturn import aggregate_turns, load_scenarios, recency_weights
+from speech_drame.rolebench.multiturn import aggregate_turns, load_scenarios, recency_weights
 
 TURNS = [
     {"trait_embodiment": 2.0, "local_story_fit": 5.0},

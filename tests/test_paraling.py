@@ -11,7 +11,7 @@ import soundfile as sf
 from conftest import tone
 from judge_server import chat_body, reply
 from scipy import stats
-from test_judges import audio_parts, decode_wav
+from test_judges import audio_parts, decode_wav, texts
 
 from speech_drame.judges import ChatClient
 from speech_drame.protocols.paraling.judges import (
@@ -33,6 +33,7 @@ from speech_drame.protocols.paraling.scoring import (
     weighted_baseline,
     winner_role,
 )
+from speech_drame.scorers.base import ClipInput
 
 # --- queries -------------------------------------------------------------------------------
 
@@ -396,6 +397,52 @@ def test_only_usable_verdicts_are_cached(server, tiny_responses, tmp_path):  # n
     assert run().report["n_failures"] == 0 and len(server.requests) == 3  # both cached now
 
 
+def _judge_by_length(payload, n):
+    """A chat judge (archetype JSON mode) that prefers the longer (1.5 s) responses."""
+    (part,) = audio_parts(payload)
+    long = len(decode_wav(part)[0]) > 16_000
+    answer = {"content_pass": True, "audio_quality": 4, "human_likeness": 4,
+              "appropriateness": 5 if long else 2}  # fmt: skip
+    return reply(chat_body(json.dumps(answer)))
+
+
+def test_offline_comparator_with_a_chat_judge_scorer_from_the_cli(server, tiny_responses, capsys):  # noqa: F811
+    """`--scorer judge:MODEL@URL`: every response is scored once as an archetype clip whose
+    prompt is the query text; a response the judge cannot score fails its judgments."""
+    from speech_drame.cli import main
+
+    queries, root = tiny_responses
+    path = write_queries(queries, root / "queries.jsonl")
+    server.routes["lengths"] = _judge_by_length
+    out = root / "run.json"
+    common = ["paraling", "run", str(path), "--responses", str(root), "--baseline", "base",
+              "--candidates", "cand", "--timeout", "5", "--max-retries", "0", "--no-feature-cache"]  # fmt: skip
+    argv = [*common, "--scorer", f"judge:lengths@{server.url}"]
+    assert main([*argv, "--json-out", str(out)]) == 0, capsys.readouterr().err
+    assert "scorer: chat judge lengths" in capsys.readouterr().err
+    assert server.count("lengths") == 4 * 5  # 2 systems x 2 queries, 5 runs each (the default)
+    asked = {texts(p) for p in server.requests}
+    assert any("Hello there." in t for t in asked) and any("I lost my keys." in t for t in asked)
+    run = json.loads(out.read_text())
+    assert run["judge"].startswith("offline:judge-") and run["report"]["n_failures"] == 0
+    for j in run["judgments"]:
+        assert j["winner"] == "candidate" and j["grounded"]
+        assert j["ratings"]["candidate"]["paralinguistics"] == pytest.approx(3.0)
+        assert j["ratings"]["baseline"]["paralinguistics"] == pytest.approx(0.75)
+        assert j["ratings"]["baseline"]["content"] == pytest.approx(3.0)
+
+    server.routes["broken"] = lambda p, n: reply(chat_body("{oops"))
+    # every judgment failed: listed, exit 1
+    assert main([*common, "--scorer", f"judge:broken@{server.url}"]) == 1
+    err = capsys.readouterr().err
+    assert "failed cand/p1: response 1" in err and "not valid JSON" in err
+    # --scorer is the offline comparator's: refused with the chat pair judge, before any request
+    n = server.count()
+    assert main([*argv, "--judge", "chat", "--endpoint", server.url, "--model", "lengths"]) == 2
+    assert "--scorer is the offline comparator's" in capsys.readouterr().err
+    assert server.count() == n
+
+
 @pytest.mark.parametrize(
     ("human", "match"),
     [({"cand": 2.0}, "at least 2 systems, got 1"), ({"cand": 2.0, "zzz": 1.0}, "did not score")],
@@ -478,22 +525,27 @@ def test_cli_builds_queries_and_runs_the_offline_protocol(demo, tmp_path, capsys
     code = main(["paraling", "run", str(path), "--responses", str(root / "responses"),
                  "--baseline", "plain", "--candidates", "expressive", "noisy",
                  "--feature-cache", str(root / "cache"), "--human", str(human),
-                 "--out", str(tmp_path / "run.json")])  # fmt: skip
+                 "--json-out", str(tmp_path / "run.json")])  # fmt: skip
     assert code == 0
     out = capsys.readouterr().out
     assert "dynamic_variation" in out and "Spearman vs human ranking" in out
     saved = json.loads((tmp_path / "run.json").read_text())
-    assert saved["seed"] == 0 and len(saved["judgments"]) == 6
+    assert saved["seed"] == 0 and len(saved["judgments"]) == 6 and saved["judge"] == "offline"
+    code = main(["paraling", "run", str(path), "--responses", str(root / "responses"),
+                 "--baseline", "plain", "--candidates", "expressive", "noisy",
+                 "--feature-cache", str(root / "cache"), "--human", str(human), "--json"])  # fmt: skip
+    assert code == 0 and json.loads(capsys.readouterr().out) == saved  # --json prints the run
     bad = ["paraling", "run", str(path), "--responses", str(root / "responses"),
            "--baseline", "plain", "--candidates", "plain"]  # fmt: skip
     assert main(bad) == 2
 
 
-def test_offline_comparator_on_the_default_lite_scorer(demo):
+def test_offline_comparator_on_a_lite_scorer_through_the_scorer_contract(demo):
     from speech_drame.features.blueprint import extract_blueprints
     from speech_drame.protocols.paraling.demo import BASELINE, CANDIDATES
-    from speech_drame.protocols.paraling.lite_aspects import LiteAspectScorer
-    from speech_drame.scorers.lite import TrainingOptions, train_lite_scorer
+    from speech_drame.protocols.paraling.scorer_aspects import ScorerAspects
+    from speech_drame.scorers.base import ScorerError
+    from speech_drame.scorers.lite import LiteEvaluator, TrainingOptions, train_lite_scorer
 
     root, path = demo
     queries = load_queries(path)
@@ -515,25 +567,36 @@ def test_offline_comparator_on_the_default_lite_scorer(demo):
         "appropriateness": [fit[s] for s, _ in clips],
         "content_pass": [[True, True, True] for _ in clips],
     }
-    scorer = train_lite_scorer(batch.blueprints, labels, "archetype", TrainingOptions(epochs=150))
-    aspects = LiteAspectScorer(scorer)
-    judge = OfflineComparator(aspects, margin=0.25, context="all")
+    model = train_lite_scorer(batch.blueprints, labels, "archetype", TrainingOptions(epochs=150))
+    scorer = LiteEvaluator(model, cache=root / "cache", workers=1)
+    judge = OfflineComparator(scorer, margin=0.25)
+    assert not judge.needs_blueprints and judge.name == f"offline:{scorer.id}"
     run = run_paraling(queries, root / "responses", BASELINE, list(CANDIDATES), judge,
                        cache=root / "cache")  # fmt: skip
-    assert run.report["n_failures"] == 0
+    assert run.report["n_failures"] == 0 and run.judge == f"offline:{scorer.id}"
     for j in run.judgments:
         base, cand = j.ratings["baseline"], j.ratings["candidate"]
         assert all(0.0 <= v <= 3.0 for v in [*base.values(), *cand.values()])
+        assert j.grounded and "scored 0.00-" in j.analysis
         if j.candidate == "noisy":
             assert cand["fluency"] < base["fluency"] and j.winner == "baseline"
         else:
             assert cand["paralinguistics"] > base["paralinguistics"]
     scores = run.report["overall"]["candidates"]
     assert scores["noisy"]["score"] == 0.0 and scores["expressive"]["score"] > 50.0
-    with pytest.raises(ValueError, match="archetype LiteScorer"):
-        LiteAspectScorer(train_lite_scorer(batch.blueprints[:3], {
-            "audio_quality": labels["audio_quality"][:3]}, "archetype",
-            TrainingOptions(epochs=1)))  # fmt: skip
+    # the mapping is the scorer's own scores of the response, its query text as the prompt
+    first = next(j for j in run.judgments if j.candidate == "expressive")
+    query = next(q for q in queries if q.id == first.query_id)
+    audio = root / "responses" / "expressive" / f"{query.id}.wav"
+    (clip,) = scorer.score([ClipInput("x", audio, {"question": query.instruction})])
+    assert first.ratings["candidate"]["content"] == pytest.approx(3 * clip.content_pass)
+    assert first.ratings["candidate"]["paralinguistics"] == pytest.approx(
+        3 * (clip.scores["appropriateness"] - 1) / 4
+    )
+    without_pass = train_lite_scorer(batch.blueprints[:3], {
+        "audio_quality": labels["audio_quality"][:3]}, "archetype", TrainingOptions(epochs=1))  # fmt: skip
+    with pytest.raises(ScorerError, match="archetype scorer with Content Pass"):
+        ScorerAspects(LiteEvaluator(without_pass))
 
 
 def test_cli_lite_scorer_run_with_human_scores_is_written_when_the_baseline_sweeps(
@@ -564,12 +627,14 @@ def test_cli_lite_scorer_run_with_human_scores_is_written_when_the_baseline_swee
     human.write_text(json.dumps({"plain": 2.0, "expressive": 3.0, "noisy": 1.0}))
     out = tmp_path / "run.json"
     code = main(["paraling", "run", str(path), "--responses", str(root / "responses"),
-                 "--baseline", BASELINE, "--candidates", *CANDIDATES, "--scorer", "lite",
-                 "--lite-scorer", str(tmp_path / "lite"), "--feature-cache", str(root / "cache"),
-                 "--human", str(human), "--out", str(out)])  # fmt: skip
+                 "--baseline", BASELINE, "--candidates", *CANDIDATES,
+                 "--scorer", f"lite:{tmp_path / 'lite'}", "--feature-cache", str(root / "cache"),
+                 "--human", str(human), "--json-out", str(out)])  # fmt: skip
     printed = capsys.readouterr()
     assert code == 0, printed.err
+    assert "scorer: LiteScorer" in printed.err
     doc = json.loads(out.read_text(), parse_constant=_refuse_nan)
+    assert doc["judge"].startswith("offline:lite-")
     overall = doc["report"]["overall"]
     assert {c: s["score"] for c, s in overall["candidates"].items()} == {
         "expressive": 0.0, "noisy": 0.0}  # fmt: skip

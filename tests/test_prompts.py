@@ -41,7 +41,7 @@ def test_scored_dimensions_order_and_extras():
     assert scored_dimensions("archetype") == (CONTENT_PASS, *ARCHETYPE_DIMENSIONS)
     assert scored_dimensions("realism") == REALISM_DIMENSIONS
     assert scored_dimensions("realism", (SEMANTIC_MATCH,))[-1] == SEMANTIC_MATCH
-    with pytest.raises(KeyError, match="no archetype rubric for 'semantic_match'"):
+    with pytest.raises(ValueError, match="no archetype rubric for 'semantic_match'"):
         scored_dimensions("archetype", (SEMANTIC_MATCH,))
 
 
@@ -70,7 +70,7 @@ def test_context_per_config():
     assert format_context("realism", fields) == (
         "Character profile: A calm sister.\nLocal scene: After a storm.\nCharacter traits: Warm"
     )
-    with pytest.raises(KeyError, match="'local_scene'"):
+    with pytest.raises(ValueError, match="'local_scene'"):
         format_context("realism", {**fields, "local_scene": ""})
     with pytest.raises(ValueError, match="unknown config"):
         task_preamble("drama")

@@ -18,7 +18,7 @@ from scipy.signal import resample_poly
 
 from speech_drame.cli import main
 from speech_drame.features.blueprint import extract_blueprints
-from speech_drame.results_log import read_rows
+from speech_drame.rolebench.results_log import read_rows
 from speech_drame.schema import ARCHETYPE_DIMENSIONS, CONTENT_PASS
 from speech_drame.scorers.lite import TrainingOptions, train_lite_scorer
 from speech_drame.space_app import score_clip
@@ -84,12 +84,12 @@ def test_the_files_are_the_cases_of_the_issue(loud) -> None:
 def test_score_cli_scores_them_and_reports_peak_and_gain(loud, capsys) -> None:
     files = [str(p) for p in loud["files"].values()]
     common = ["--mode", "archetype", "--question", QUESTION, "--scorer", str(loud["scorers"]),
-              "--cache-dir", str(loud["cache"]), "--quiet"]  # fmt: skip
+              "--feature-cache", str(loud["cache"]), "--quiet"]  # fmt: skip
     status = main(["score", *files, *common, "--json"])
     out = capsys.readouterr()
     assert status == 0, out.err
     rows = json.loads(out.out)
-    assert [r["source"] for r in rows] == files
+    assert [r["id"] for r in rows] == files
     for key, row in zip(loud["files"], rows, strict=True):
         assert set(row["scores"]) == set(ARCHETYPE_DIMENSIONS)
         assert row["audio"]["peak"] == pytest.approx(loud["peaks"][key], rel=1e-6)
@@ -104,11 +104,11 @@ def test_score_cli_scores_them_and_reports_peak_and_gain(loud, capsys) -> None:
 
 def test_space_scores_them_and_notes_the_scaling(loud) -> None:
     for key, path in loud["files"].items():
-        result = score_clip(path, "archetype", QUESTION, scorer_path=str(loud["scorers"]))
+        result = score_clip(path, "archetype", QUESTION, scorer=str(loud["scorers"]))
         assert set(result.scores) == set(ARCHETYPE_DIMENSIONS), key
         assert result.audio.peak == pytest.approx(loud["peaks"][key], rel=1e-6)
         assert result.audio.gain < 1.0
-        (note,) = result.notes
+        (note,) = result.audio.notes()
         assert f"scaled by {result.audio.gain:.3f}" in note
         assert result.to_dict()["audio"]["gain"] == result.audio.gain
 
@@ -125,7 +125,7 @@ def test_rolebench_scores_them_and_keeps_the_facts_per_row(loud, tmp_path, capsy
     out = tmp_path / "run"
     status = main(["bench", "--scenarios", str(scenarios), "--systems-dir", str(systems),
                    "--out", str(out), "--scorer", str(loud["scorers"]),
-                   "--cache-dir", str(loud["cache"]), "--resamples", "50"])  # fmt: skip
+                   "--feature-cache", str(loud["cache"]), "--resamples", "50"])  # fmt: skip
     capsys.readouterr()
     assert status == 0
     rows = {r["scenario"]: r for r in read_rows(out / "results.jsonl")}

@@ -17,11 +17,11 @@ import pytest
 import soundfile as sf
 from conftest import LIBRIVOX
 
-from speech_drame import rolebench
 from speech_drame.cli import main
 from speech_drame.features.blueprint import extract_blueprints
-from speech_drame.multiturn import aggregate_turns
-from speech_drame.results_log import ResultsLog, read_rows
+from speech_drame.rolebench import report, run, scenarios
+from speech_drame.rolebench.multiturn import aggregate_turns
+from speech_drame.rolebench.results_log import ResultsLog, read_rows
 from speech_drame.scorers.lite import TrainingOptions, train_lite_scorer
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -89,7 +89,7 @@ def bench(tmp_path_factory) -> dict[str, Path]:
 def _bench(b: dict[str, Path], out: Path, *extra: str, scenarios: str = "archetype") -> int:
     return main([
         "bench", "--scenarios", str(b[scenarios]), "--systems-dir", str(b["systems"]),
-        "--out", str(out), "--scorer", str(b["scorers"]), "--cache-dir", str(b["cache"]),
+        "--out", str(out), "--scorer", str(b["scorers"]), "--feature-cache", str(b["cache"]),
         "--resamples", "200", *extra,
     ])  # fmt: skip
 
@@ -124,7 +124,8 @@ def test_leaderboard_lists_failures_and_ranks_clean_above_noisy(bench, tmp_path,
     assert "missing response for scenario s2" in printed.out
     assert "unreadable" in (out / "leaderboard.md").read_text()
     header = (out / "leaderboard.csv").read_text().splitlines()[0].split(",")
-    assert header[:6] == ["rank", "system", "n_scenarios", "n_scored", "n_missing", "n_failed"]
+    assert header[:8] == ["rank", "system", "coverage", "n_scenarios", "n_scored", "n_missing",
+                          "n_failed", "n_not_scored"]  # fmt: skip
     assert "audio_quality_ci_low" in header and "content_pass" in header
     for png in ("bars.png", "radar.png"):
         assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -154,10 +155,10 @@ def test_results_log_drops_and_cuts_a_torn_final_line(tmp_path) -> None:
 
 def test_shards_partition_the_work_and_merge_without_duplicates(bench, tmp_path, capsys) -> None:
     items = list(range(11))
-    parts = [rolebench.shard(items, r, 3) for r in range(3)]
+    parts = [run.shard(items, r, 3) for r in range(3)]
     assert sorted(sum(parts, [])) == items and all(parts)
     with pytest.raises(ValueError, match="rank 3 of 3"):
-        rolebench.shard(items, 3, 3)
+        run.shard(items, 3, 3)
     out = tmp_path / "run"
     assert _bench(bench, out, "--rank", "0", "--world-size", "2", "--no-plots") == 0
     assert not (out / "leaderboard.json").exists()  # shard 1 has not finished yet
@@ -166,7 +167,7 @@ def test_shards_partition_the_work_and_merge_without_duplicates(bench, tmp_path,
     assert _bench(bench, out, "--rank", "1", "--world-size", "2", "--no-plots") == 1
     assert (out / "leaderboard.json").exists() and not list(out.glob("results.rank*.jsonl"))
     merged = read_rows(out / "results.jsonl")
-    keys = [tuple(r[k] for k in rolebench.KEY_FIELDS) for r in merged]
+    keys = [tuple(r[k] for k in run.KEY_FIELDS) for r in merged]
     assert len(keys) == len(set(keys)) == 8
     capsys.readouterr()
     assert _bench(bench, out, "--no-plots") == 1
@@ -182,8 +183,8 @@ def test_a_sigkilled_run_resumes_with_no_lost_or_duplicate_rows(bench, tmp_path)
         sf.write(systems / "v" / f"{sid}.wav", _noisy(x, 0.05, 100 + i), SR)
     out, cache = tmp_path / "run", tmp_path / "cache"  # a cold cache: real extraction work
     args = ["bench", "--scenarios", str(bench["archetype"]), "--systems-dir", str(systems),
-            "--out", str(out), "--scorer", str(bench["scorers"]), "--cache-dir", str(cache),
-            "--no-plots", "--resamples", "50"]  # fmt: skip
+            "--out", str(out), "--scorer", str(bench["scorers"]), "--feature-cache", str(cache),
+            "--no-plots", "--resamples", "50", "--batch-size", "1", "--workers", "1"]  # fmt: skip
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
     proc = subprocess.Popen([sys.executable, "-m", "speech_drame.cli", *args], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
@@ -200,7 +201,7 @@ def test_a_sigkilled_run_resumes_with_no_lost_or_duplicate_rows(bench, tmp_path)
     assert 0 < len(before) < 3
     assert main(args) == 0
     after = read_rows(results)
-    keys = [tuple(r[k] for k in rolebench.KEY_FIELDS) for r in after]
+    keys = [tuple(r[k] for k in run.KEY_FIELDS) for r in after]
     assert len(keys) == len(set(keys)) == 3
     assert after[: len(before)] == before
 
@@ -225,7 +226,7 @@ def test_multi_turn_dialogues_are_aggregated_from_turn_scores(bench, tmp_path) -
 
 
 def test_demo_systems_render_once_per_scenario(tmp_path) -> None:
-    from speech_drame.rolebench_demo import DEMO_SYSTEMS, render_demo_rolebench
+    from speech_drame.rolebench.demo import DEMO_SYSTEMS, render_demo_rolebench
 
     scenario_file, systems = render_demo_rolebench(tmp_path, n_scenarios=1)
     (scenario,) = [json.loads(line) for line in scenario_file.read_text().splitlines()]
@@ -242,7 +243,7 @@ def test_demo_systems_render_once_per_scenario(tmp_path) -> None:
 
 def test_scenarios_from_an_evalbench_config_and_split(official_dataset_dir, official_samples_dir):
     for config, folder in (("realism", "realism_data"), ("archetype", "archetype_data")):
-        got = rolebench.load_dataset_scenarios(official_dataset_dir, config, "test")
+        got = scenarios.load_dataset_scenarios(official_dataset_dir, config, "test")
         lines = (official_samples_dir / folder / "test.jsonl").read_text().splitlines()
         records = [json.loads(line) for line in lines if line.strip()]
         assert got.mode == config and not got.multi_turn
@@ -259,7 +260,7 @@ def test_scenarios_from_an_evalbench_config_and_split(official_dataset_dir, offi
             )  # fmt: skip
             assert by_id[r["id"]] == want
     with pytest.raises(ValueError, match="field 'question' must be a non-empty string"):
-        rolebench.scenario_from_row({"id": "x", "question": " "}, "archetype", "row 0")
+        scenarios.scenario_from_row({"id": "x", "question": " "}, "archetype", "row 0")
 
 
 @pytest.mark.parametrize("bad", ["../outside", "/etc/passwd", "sub/x", "..", ""])
@@ -268,43 +269,42 @@ def test_scenario_ids_that_are_not_file_names_are_refused(tmp_path, bad) -> None
     single.write_text(json.dumps({"id": "ok", "question": QUESTION}) + "\n"
                       + json.dumps({"id": bad, "question": QUESTION}) + "\n")  # fmt: skip
     with pytest.raises(ValueError, match=r"single\.jsonl:2: field 'id'"):
-        rolebench.load_scenario_file(single)
+        scenarios.load_scenario_file(single)
     multi = tmp_path / "multi.jsonl"
     dialogue = {"dialogue_id": "d1", "profile": PROFILE, "scene": SCENE, "traits": "Cautious",
                 "turns": [{"turn": 0, "scenario_id": bad}]}  # fmt: skip
     multi.write_text(json.dumps(dialogue) + "\n")
     with pytest.raises(ValueError, match=r"multi\.jsonl:1 .*turns\[0\]"):
-        rolebench.load_scenario_file(multi)
+        scenarios.load_scenario_file(multi)
     (tmp_path / "sys").mkdir()
     (tmp_path / "outside.wav").write_bytes(b"RIFF")
     with pytest.raises(ValueError, match="cannot be a file name"):
-        rolebench.find_response(tmp_path / "sys", "../outside")
+        run.find_response(tmp_path / "sys", "../outside")
 
 
 def test_leaderboard_json_is_strict_with_reasons_beside_undefined_values(tmp_path) -> None:
-    from speech_drame import rolebench_report
-
-    scenarios = rolebench.ScenarioSet("archetype", (
-        rolebench.Scenario("s1", "archetype", {"question": QUESTION}),
-        rolebench.Scenario("s2", "archetype", {"question": QUESTION}),
+    scenario_set = scenarios.ScenarioSet("archetype", (
+        scenarios.Scenario("s1", "archetype", {"question": QUESTION}),
+        scenarios.Scenario("s2", "archetype", {"question": QUESTION}),
     ))  # fmt: skip
-    plan = rolebench.Plan(
-        [rolebench.WorkItem(sys_, s, tmp_path / f"{s.id}.wav", "h")
-         for sys_ in ("a", "b", "c") for s in scenarios.scenarios],
+    plan = run.Plan(
+        [run.WorkItem(sys_, s, tmp_path / f"{s.id}.wav", "h")
+         for sys_ in ("a", "b", "c") for s in scenario_set.scenarios],
         {"a": [], "b": [], "c": []},
     )  # fmt: skip
+    key = {"scorer": "x", "sha256": "h", "context": scenarios.context_hash({"question": QUESTION})}
     rows = [
-        {"system": it.system, "scenario": it.scenario.id, "scorer": "x", "sha256": "h",
+        {"system": it.system, "scenario": it.scenario.id, **key,
          "scores": {"audio_quality": 3.0}, "content_pass": 0.9}
         if it.system != "c"
-        else {"system": "c", "scenario": it.scenario.id, "scorer": "x", "sha256": "h",
-              "error": "unreadable", "stage": "audio/features"}
+        else {"system": "c", "scenario": it.scenario.id, **key,
+              "error": "unreadable", "error_kind": "input", "stage": "input"}
         for it in plan.items
     ]  # fmt: skip
-    table = rolebench_report.system_table(rows, scenarios, plan, "x", n_resamples=50)
-    agreement = rolebench_report.human_agreement(table, {"a": 1.0, "b": 2.0, "c": 3.0})
-    paths = rolebench_report.write_reports(table, tmp_path / "run", agreement=agreement,
-                                           plots=False)  # fmt: skip
+    table = report.system_table(rows, scenario_set, plan, "x", n_resamples=50)
+    agreement = report.human_agreement(table, {"a": 1.0, "b": 2.0, "c": 3.0})
+    paths = report.write_reports(table, tmp_path / "run", agreement=agreement,
+                                 plots=False)  # fmt: skip
 
     def refuse(name):
         raise ValueError(f"bare {name} in leaderboard.json")
@@ -323,7 +323,7 @@ def test_two_explicit_shard_processes_end_with_one_merged_leaderboard(bench, tmp
     merges the shard files and writes the leaderboard; the other says it left that to it."""
     out = tmp_path / "run"
     args = ["bench", "--scenarios", str(bench["archetype"]), "--systems-dir", str(bench["systems"]),
-            "--out", str(out), "--scorer", str(bench["scorers"]), "--cache-dir", str(bench["cache"]),
+            "--out", str(out), "--scorer", str(bench["scorers"]), "--feature-cache", str(bench["cache"]),
             "--no-plots", "--resamples", "50", "--world-size", "2"]  # fmt: skip
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
     env = {k: v for k, v in env.items() if not k.startswith(("ACCELERATE_", "WORLD_SIZE"))}
@@ -342,7 +342,7 @@ def test_two_explicit_shard_processes_end_with_one_merged_leaderboard(bench, tmp
     assert "the last shard to finish merges" in waiting
     assert not list(out.glob("results.rank*.jsonl")) and not list(out.glob("shard.rank*"))
     rows = read_rows(out / "results.jsonl")
-    keys = [tuple(r[k] for k in rolebench.KEY_FIELDS) for r in rows]
+    keys = [tuple(r[k] for k in run.KEY_FIELDS) for r in rows]
     assert len(keys) == len(set(keys)) == 8
     doc = json.loads((out / "leaderboard.json").read_text())
     assert doc["systems"]["clean"]["n_scored"] == 3
@@ -371,3 +371,219 @@ def test_bad_human_scores_stop_the_run_before_any_scoring(bench, tmp_path, capsy
     assert _bench(bench, out, "--human", str(path)) == 2
     assert re.search(message, capsys.readouterr().err)
     assert not (out / "results.jsonl").exists()  # nothing was scored
+
+
+# --- the scorer contract: a fake scorer, no audio decoded -------------------------------------
+
+
+class FakeScorer:
+    """A :class:`~speech_drame.scorers.base.Scorer` that rates a file by its bytes; ``plan``
+    gives, per clip id ``system/scenario``, outcomes to use up first: ``"model"`` or ``"input"``
+    (a failure of that kind) or ``"raise"`` (the whole call raises, like an out-of-memory)."""
+
+    config = "archetype"
+    dimensions = ("audio_quality", "human_likeness", "appropriateness")
+    content_pass = True
+    id = "fake-1"
+    description = "a fake scorer that rates files by their bytes"
+    training_data = None
+    batch_size = 2
+
+    def __init__(self, plan: dict[str, list[str]] | None = None) -> None:
+        self.plan = {k: list(v) for k, v in (plan or {}).items()}
+        self.calls: list[str] = []
+        self.contexts: dict[str, dict[str, str]] = {}
+
+    def score(self, clips, *, progress: bool = False):
+        from speech_drame.scorers.base import ClipScores
+
+        out = []
+        for clip in clips:
+            self.calls.append(clip.id)
+            self.contexts[clip.id] = dict(clip.context)
+            todo = self.plan.get(clip.id)
+            outcome = todo.pop(0) if todo else "ok"
+            if outcome == "raise":
+                raise RuntimeError("CUDA out of memory (fake)")
+            if outcome in ("model", "input"):
+                out.append(
+                    ClipScores.failure(clip.id, f"{clip.id}: fake {outcome} failure", outcome)
+                )
+                continue
+            data = Path(clip.audio).read_bytes()
+            value = 1.0 + (sum(data) % 401) / 100.0
+            out.append(ClipScores(
+                clip.id, scores=dict.fromkeys(self.dimensions, value),
+                distributions=dict.fromkeys(self.dimensions, [0.2] * 5),
+                content_pass=0.9 if b"pass" in data else 0.1,
+            ))  # fmt: skip
+        return out
+
+
+def _fake_setup(root: Path, systems: dict[str, dict[str, bytes]], questions: dict[str, str]):
+    scenario_file = root / "scenarios.jsonl"
+    scenario_file.write_text(
+        "".join(json.dumps({"id": sid, "question": q}) + "\n" for sid, q in questions.items())
+    )
+    for name, files in systems.items():
+        (root / "systems" / name).mkdir(parents=True, exist_ok=True)
+        for sid, data in files.items():
+            (root / "systems" / name / f"{sid}.wav").write_bytes(data)
+    return scenario_file
+
+
+def _fake_bench(monkeypatch, scorer: FakeScorer, root: Path, *extra: str) -> int:
+    from speech_drame.commands import bench as bench_command
+
+    monkeypatch.setattr(bench_command, "scorer_from_args", lambda *a, **k: scorer)
+    return main(["bench", "--scenarios", str(root / "scenarios.jsonl"), "--systems-dir",
+                 str(root / "systems"), "--out", str(root / "run"), "--scorer", "fake",
+                 "--no-plots", "--resamples", "20", "--quiet", *extra])  # fmt: skip
+
+
+def test_fixing_a_question_rescores_that_scenario_only(monkeypatch, tmp_path, capsys) -> None:
+    questions = {"q1": QUESTION, "q2": "You are a firefigter. You say:"}
+    files = {"q1": b"pass one", "q2": b"pass two"}
+    _fake_setup(tmp_path, {"a": files, "b": files}, questions)
+    scorer = FakeScorer()
+    assert _fake_bench(monkeypatch, scorer, tmp_path) == 0
+    assert sorted(scorer.calls) == ["a/q1", "a/q2", "b/q1", "b/q2"]
+    assert scorer.contexts["a/q2"] == {"question": questions["q2"]}
+    questions["q2"] = "You are a firefighter. You say:"  # the typo fixed
+    _fake_setup(tmp_path, {}, questions)
+    scorer.calls.clear()
+    assert _fake_bench(monkeypatch, scorer, tmp_path) == 0
+    assert sorted(scorer.calls) == ["a/q2", "b/q2"]
+    assert scorer.contexts["a/q2"] == {"question": questions["q2"]}
+    assert "2 scored now, 2 already done" in capsys.readouterr().err
+    rows = read_rows(tmp_path / "run" / "results.jsonl")
+    assert len(rows) == 6 and all(r["context"] for r in rows)
+    assert "context" in run.KEY_FIELDS
+
+
+def test_a_reverted_response_uses_its_stored_row(monkeypatch, tmp_path, capsys) -> None:
+    _fake_setup(tmp_path, {"a": {"q1": b"pass v1"}, "b": {"q1": b"pass b"}}, {"q1": QUESTION})
+    scorer = FakeScorer()
+    path = tmp_path / "systems" / "a" / "q1.wav"
+    means = []
+    for content in (b"pass v1", b"pass version 2", b"pass v1"):  # edited, then reverted
+        path.write_bytes(content)
+        assert _fake_bench(monkeypatch, scorer, tmp_path) == 0
+        doc = json.loads((tmp_path / "run" / "leaderboard.json").read_text())
+        assert doc["systems"]["a"]["not_scored"] == [] and doc["systems"]["a"]["n_scored"] == 1
+        means.append(doc["systems"]["a"]["average"]["mean"])
+    assert scorer.calls.count("a/q1") == 2  # the reverted file was not scored again
+    assert means[2] == means[0] != means[1]
+    assert "0 scored now, 2 already done" in capsys.readouterr().err
+
+
+def test_a_response_without_a_result_is_not_scored_and_a_problem(monkeypatch, tmp_path, capsys):
+    _fake_setup(tmp_path, {"a": {"q1": b"pass", "q2": b"pass 2"}}, {"q1": QUESTION, "q2": QUESTION})
+    scorer = FakeScorer()
+    assert _fake_bench(monkeypatch, scorer, tmp_path) == 0
+    (tmp_path / "systems" / "a" / "q2.wav").write_bytes(b"changed, and this run scores nothing")
+    monkeypatch.setattr(run, "run_shard", lambda *a, **k: run.RunSummary(0, 0, 0))
+    capsys.readouterr()
+    assert _fake_bench(monkeypatch, scorer, tmp_path) == 1
+    printed = capsys.readouterr()
+    assert "1 response(s) missing, failed or not scored" in printed.err
+    assert "not scored (no result for the current file): q2" in printed.out
+    doc = json.loads((tmp_path / "run" / "leaderboard.json").read_text())
+    assert doc["systems"]["a"]["not_scored"] == ["q2"]
+    assert doc["systems"]["a"]["coverage"] == {"scored": 1, "total": 2, "unit": "scenario",
+                                               "share": 0.5}  # fmt: skip
+    (row,) = csv_rows(tmp_path / "run" / "leaderboard.csv")
+    assert row["n_not_scored"] == "1" and row["coverage"] == "0.5"
+
+
+def csv_rows(path: Path) -> list[dict[str, str]]:
+    import csv
+
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_transient_failures_are_scored_again_input_failures_with_retry_failed(
+    monkeypatch, tmp_path, capsys
+) -> None:
+    ids = {"q1": QUESTION, "q2": QUESTION, "q3": QUESTION, "q4": QUESTION}
+    _fake_setup(tmp_path, {"a": {q: b"pass " + q.encode() for q in ids}}, ids)
+    # q1: an out-of-memory-like model failure once; q2: unreadable the first time; q3 and q4
+    # share a chunk whose first call raises
+    scorer = FakeScorer({"a/q1": ["model"], "a/q2": ["input"], "a/q3": ["raise"]})
+    chunks = ("--batch-size", "2", "--workers", "1")  # q1 and q2, then q3 and q4
+    assert _fake_bench(monkeypatch, scorer, tmp_path, *chunks) == 1
+    assert "4 scored now (4 failed), 0 already done" in capsys.readouterr().err
+    rows = read_rows(tmp_path / "run" / "results.jsonl")
+    kinds = {r["scenario"]: (r.get("error_kind"), r.get("stage")) for r in rows}
+    assert kinds == {"q1": ("model", "model"), "q2": ("input", "input"),
+                     "q3": ("model", "scorer"), "q4": ("model", "scorer")}  # fmt: skip
+    doc = json.loads((tmp_path / "run" / "leaderboard.json").read_text())
+    assert len(doc["systems"]["a"]["failed"]) == 4
+
+    scorer.calls.clear()
+    assert _fake_bench(monkeypatch, scorer, tmp_path, *chunks) == 1  # the input failure stays
+    assert sorted(scorer.calls) == ["a/q1", "a/q3", "a/q4"]
+    doc = json.loads((tmp_path / "run" / "leaderboard.json").read_text())
+    ((failure),) = doc["systems"]["a"]["failed"]
+    assert failure["scenario"] == "q2" and failure["error_kind"] == "input"
+
+    scorer.calls.clear()
+    assert _fake_bench(monkeypatch, scorer, tmp_path, *chunks, "--retry-failed") == 0
+    assert scorer.calls == ["a/q2"]
+    rows = read_rows(tmp_path / "run" / "results.jsonl")
+    assert len(rows) == 8  # append-only: every attempt is kept, the latest wins
+    latest = run.read_results(tmp_path / "run")
+    assert len(latest) == 4 and not any("error" in r for r in latest)
+    scorer.calls.clear()
+    assert _fake_bench(monkeypatch, scorer, tmp_path, "--retry-failed") == 0
+    assert scorer.calls == []  # nothing left to retry
+
+
+def test_merging_shards_appends_newer_rows_and_skips_verbatim_copies(tmp_path) -> None:
+    from speech_drame.rolebench.results_log import ResultsLog
+
+    base = {"system": "a", "scenario": "q1", "context": "c", "scorer": "s", "sha256": "h"}
+    failed = {**base, "error": "out of memory", "error_kind": "model", "stage": "model"}
+    scored = {**base, "scores": {"audio_quality": 4.0}}
+    with ResultsLog(tmp_path / "results.jsonl") as log:
+        log.append(failed)
+    with ResultsLog(tmp_path / "results.rank0.jsonl") as log:
+        log.append(failed)  # already merged (a merge killed before the shard file was removed)
+        log.append(scored)  # the rerun's result
+    assert run.read_results(tmp_path) == [scored]
+    assert run.merge_shards(tmp_path) == 1
+    assert read_rows(tmp_path / "results.jsonl") == [failed, scored]
+    assert run.read_results(tmp_path) == [scored]
+    assert run.pending([], run.read_results(tmp_path), "s") == []
+
+
+def test_the_leaderboard_counts_every_scenario_or_only_common_ones(monkeypatch, tmp_path, capsys):
+    ids = {f"q{i}": QUESTION for i in range(4)}
+    full = {q: (b"pass " if q != "q3" else b"fail ") + q.encode() for q in ids}
+    _fake_setup(tmp_path, {"full": full, "half": {q: full[q] for q in ("q0", "q1")}}, ids)
+    scorer = FakeScorer()
+    assert _fake_bench(monkeypatch, scorer, tmp_path) == 1  # half: two missing responses
+    out = capsys.readouterr().out
+    doc = json.loads((tmp_path / "run" / "leaderboard.json").read_text())
+    half, whole = doc["systems"]["half"], doc["systems"]["full"]
+    assert doc["rule"] == "all" and "does not state one" in doc["rule_text"]
+    assert "counted as not passing" in out and "Coverage" in out
+    assert half["coverage"]["scored"] == 2 and half["coverage"]["total"] == 4
+    assert half["content_pass"]["mean"] == pytest.approx(2 / 4)  # missing = not passing
+    assert whole["content_pass"]["mean"] == pytest.approx(3 / 4)
+    rows = {(r["system"], r["scenario"]): r for r in read_rows(tmp_path / "run" / "results.jsonl")}
+    want = np.mean([rows["full", q]["scores"]["audio_quality"] for q in ids])
+    assert whole["dimensions"]["audio_quality"]["mean"] == pytest.approx(want)
+    board = {e["system"]: e for e in doc["leaderboard"]}
+    assert board["half"]["coverage"]["share"] == 0.5 and board["full"]["rank"] in (1, 2)
+
+    assert _fake_bench(monkeypatch, scorer, tmp_path, "--common-only") == 1
+    assert "only the scenarios every system has a scored response for" in capsys.readouterr().out
+    doc = json.loads((tmp_path / "run" / "leaderboard.json").read_text())
+    whole = doc["systems"]["full"]
+    assert doc["rule"] == "common" and whole["n_units"] == 2
+    want = np.mean([rows["full", q]["scores"]["audio_quality"] for q in ("q0", "q1")])
+    assert whole["dimensions"]["audio_quality"]["mean"] == pytest.approx(want)
+    assert whole["content_pass"]["mean"] == 1.0
+    assert whole["coverage"]["scored"] == 4  # coverage is still of the whole set

@@ -63,7 +63,7 @@ def setup(tmp_path_factory) -> dict[str, Path]:
 
 
 def _score(setup, capsys, *args: str) -> tuple[int, str, str]:
-    common = ["--scorer", str(setup["scorers"]), "--cache-dir", str(setup["cache"]), "--quiet"]
+    common = ["--scorer", str(setup["scorers"]), "--feature-cache", str(setup["cache"]), "--quiet"]
     status = main(["score", *args, *common])
     out = capsys.readouterr()
     return status, out.out, out.err
@@ -76,7 +76,7 @@ def test_archetype_json_has_every_dimension_distribution_and_pass(setup, capsys)
     )
     assert status == 0, err
     (row,) = json.loads(out)
-    assert row["source"] == clip and "dashwood" in row["transcript"].lower()
+    assert row["id"] == clip and "dashwood" in row["transcript"].lower()
     assert 0.0 <= row["content_pass"] <= 1.0
     assert set(row["scores"]) == {"audio_quality"} == set(row["distributions"])
     dist = row["distributions"]["audio_quality"]
@@ -102,10 +102,12 @@ def test_a_bad_clip_is_reported_and_the_others_are_scored(setup, capsys, tmp_pat
         setup, capsys, str(folder), "--mode", "archetype", "--question", QUESTION, "--json"
     )
     assert status == 1
-    rows = {Path(r["source"]).name: r for r in json.loads(out)}
-    assert "scores" in rows["good.wav"]
+    rows = {Path(r["id"]).name: r for r in json.loads(out)}
+    assert list(rows) == ["broken.wav", "good.wav", "silent.wav"]  # every clip, in order
+    assert "scores" in rows["good.wav"] and "error" not in rows["good.wav"]
     assert "unreadable audio" in rows["broken.wav"]["error"]
     assert "digital silence" in rows["silent.wav"]["error"]
+    assert rows["broken.wav"]["error_kind"] == rows["silent.wav"]["error_kind"] == "input"
     assert "2 of 3 clip(s) could not be scored" in err and "broken.wav" in err
 
 
@@ -138,3 +140,7 @@ def test_missing_context_or_scorer_is_a_usage_error(setup, capsys, tmp_path) -> 
         ["score", clip, "--mode", "archetype", "--question", "q", "--scorer", str(tmp_path)]
     )
     assert status == 2 and "no trained archetype LiteScorer" in capsys.readouterr().err
+    status = main(["score", clip, "--mode", "archetype", "--question", "q", "--scorer",
+                   f"drame-eval:{tmp_path / 'nowhere'}"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert status == 2 and err.strip() == f"error: {tmp_path / 'nowhere'}: no such folder"

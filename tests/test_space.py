@@ -91,7 +91,8 @@ def test_gradio_client_call_returns_every_dimension(space) -> None:
         client, space["clips"]["clean"], QUESTION
     )
     assert tuple(details["scores"]) == ARCHETYPE_DIMENSIONS
-    assert details["mode"] == "archetype" and details["scorer"] == "LiteScorer"
+    assert details["mode"] == "archetype" and details["scorer"].startswith("LiteScorer ")
+    assert details["scorer_id"].startswith("lite-") and details["id"] == Path(space["clips"]["clean"]).name
     for dim, score in details["scores"].items():
         assert 1.0 <= score <= 5.0
         assert sum(details["distributions"][dim]) == pytest.approx(1.0)
@@ -154,14 +155,14 @@ def test_limits_give_clear_messages(space, tmp_path) -> None:
     bad = tmp_path / "bad.wav"
     bad.write_bytes(b"RIFF not really audio")
     with pytest.raises(InputError, match=r"^bad\.wav: unreadable audio"):
-        score_clip(bad, "archetype", QUESTION, scorer_path=space["scorer"])
+        score_clip(bad, "archetype", QUESTION, scorer=space["scorer"])
     with pytest.raises(InputError, match="upload or record a clip first"):
-        score_clip(None, "archetype", QUESTION, scorer_path=space["scorer"])
+        score_clip(None, "archetype", QUESTION, scorer=space["scorer"])
     with pytest.raises(InputError, match="no scorer for realism mode: no trained realism"):
         score_clip(space["clips"]["clean"], "realism", "", PROFILE, "a scene", "calm",
-                   scorer_path=space["scorer"])  # fmt: skip
+                   scorer=space["scorer"])  # fmt: skip
     with pytest.raises(InputError, match="archetype mode needs the question"):
-        score_clip(space["clips"]["clean"], "archetype", "  ", scorer_path=space["scorer"])
+        score_clip(space["clips"]["clean"], "archetype", "  ", scorer=space["scorer"])
     long = tmp_path / "long.wav"
     sf.write(long, np.zeros(int(40 * SR), np.float32) + 0.01, SR)
     check_upload(long)  # within the limits: scored (its first 30 s; see test_audio)
@@ -172,7 +173,7 @@ def test_limits_give_clear_messages(space, tmp_path) -> None:
     silent = tmp_path / "silent.wav"
     sf.write(silent, np.zeros(SR, np.float32), SR)
     with pytest.raises(InputError, match=r"^silent\.wav: digital silence"):
-        score_clip(silent, "archetype", QUESTION, scorer_path=space["scorer"])
+        score_clip(silent, "archetype", QUESTION, scorer=space["scorer"])
 
 
 def test_examples_come_from_a_release(official_samples_dir) -> None:
@@ -191,7 +192,7 @@ def test_real_browser_uploads_scores_and_reads_the_page(space, tmp_path) -> None
     if chromium is None:
         pytest.fail("Debian chromium is not installed (apt-get install chromium)")
     clip = space["clips"]["clean"]
-    want = score_clip(clip, "archetype", QUESTION, scorer_path=space["scorer"])
+    want = score_clip(clip, "archetype", QUESTION, scorer=space["scorer"])
     shot = tmp_path / "space_scored.png"
     args = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
             "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
@@ -281,7 +282,7 @@ def test_an_adapter_named_by_the_env_var_scores_instead(tmp_path, monkeypatch) -
     from speech_drame.audio_llm.qwen2_audio import LORA_TARGET_REGEX
     from speech_drame.audio_llm.tiny import build_tiny
     from speech_drame.scorers.drame_eval import Clip, DrameEvalScorer, EvaluatorInfo
-    from speech_drame.space_app import ADAPTER_ENV
+    from speech_drame.space_app import SCORER_ENV
 
     folder = tmp_path / "adapter"
     model, processor = build_tiny(seed=1)
@@ -295,20 +296,21 @@ def test_an_adapter_named_by_the_env_var_scores_instead(tmp_path, monkeypatch) -
     )
     clip = tmp_path / "tone.wav"
     sf.write(clip, tone(1.0, seed=3), SR)
-    monkeypatch.setenv(ADAPTER_ENV, str(folder))
+    monkeypatch.setenv(SCORER_ENV, f"drame-eval:{folder}")
     got = score_clip(clip, "archetype", QUESTION)
     direct = DrameEvalScorer.from_pretrained(folder).score_clips(
         [Clip("c", tone(1.0, seed=3), {"question": QUESTION})]
     )[0]
-    assert got.scorer == f"DRAME-Eval ({folder})"
+    assert got.id == "tone.wav" and got.audio is not None
     card = scorer_card("archetype")
+    assert "**Scorer:** DRAME-Eval adapter (archetype, base tiny)" in card  # no server path
     assert "trained on `speech-drame` (train split, 284 clips)" in card
     assert "**synthetic proxy labels**" in card
     assert tuple(got.scores) == ARCHETYPE_DIMENSIONS
     for dim in ARCHETYPE_DIMENSIONS:
-        assert got.scores[dim] == pytest.approx(direct.scores[dim].expected, abs=1e-4)
-    assert got.content_pass == pytest.approx(direct.scores[CONTENT_PASS].expected, abs=1e-4)
-    with pytest.raises(InputError, match="scores archetype, not realism"):
+        assert got.scores[dim] == pytest.approx(direct.scores[dim], abs=1e-4)
+    assert got.content_pass == pytest.approx(direct.content_pass, abs=1e-4)
+    with pytest.raises(InputError, match="evaluator for archetype, not realism"):
         score_clip(clip, "realism", "", PROFILE, "a scene", "calm")
 
 

@@ -381,17 +381,23 @@ def test_cli_runs_and_evaluates_the_demo(demo, tmp_path, capsys):
     cache = str(root / "cache")
     for policy in ("content_first", "acceptability_cap"):
         assert main(["trace", "run", str(manifest), "--policy", policy, "--feature-cache", cache,
-                     "--out", str(tmp_path / f"{policy}.jsonl")]) == 0  # fmt: skip
+                     "--out", str(tmp_path / f"{policy}.jsonl"),
+                     "--json-out", str(tmp_path / f"{policy}.json")]) == 0  # fmt: skip
     first = load_labels(tmp_path / "content_first.jsonl")
     assert len(first) == len(load_labels(hcot))
+    report = json.loads((tmp_path / "content_first.json").read_text())
+    assert report["policy"] == "content_first" and report["n_failures"] == 0
     code = main(["trace", "evaluate", str(tmp_path / "content_first.jsonl"), "--hcot", str(hcot),
                  "--other", str(tmp_path / "acceptability_cap.jsonl"), "--reconstruct",
-                 "--out", str(tmp_path / "eval.json")])  # fmt: skip
+                 "--json-out", str(tmp_path / "eval.json")])  # fmt: skip
     assert code == 0
     out = capsys.readouterr().out
     assert "winner-on-bad" in out and "McNemar" in out and "logistic reconstruction" in out
     saved = json.loads((tmp_path / "eval.json").read_text())
     assert saved["accuracy"] == evaluate(first, load_labels(hcot)).accuracy
+    code = main(["trace", "evaluate", str(tmp_path / "content_first.jsonl"), "--hcot", str(hcot),
+                 "--other", str(tmp_path / "acceptability_cap.jsonl"), "--reconstruct", "--json"])  # fmt: skip
+    assert code == 0 and json.loads(capsys.readouterr().out) == saved  # --json: the same, printed
     assert main(["trace", "evaluate", str(tmp_path / "missing.jsonl"), "--hcot", str(hcot)]) == 2
 
 
@@ -426,7 +432,7 @@ def test_cli_evaluate_writes_strict_json_when_a_rate_is_undefined(tmp_path, caps
     write_labels(perturb(gold, 0.2, seed=6), tmp_path / "pred.jsonl")
     out = tmp_path / "eval.json"
     assert main(["trace", "evaluate", str(tmp_path / "pred.jsonl"), "--hcot",
-                 str(tmp_path / "gold.jsonl"), "--out", str(out)]) == 0  # fmt: skip
+                 str(tmp_path / "gold.jsonl"), "--json-out", str(out)]) == 0  # fmt: skip
 
     def refuse(name):
         raise ValueError(f"bare {name} in {out.name}")

@@ -17,7 +17,7 @@ import pytest
 from conftest import REPO, archetype_record, write_release
 from fake_hub import FakeHub
 
-from speech_drame.hub_dataset import build_dataset
+from speech_drame.data.build import build_dataset
 from speech_drame.scorers.drame_eval import DrameEvalScorer
 from speech_drame.training.arguments import bf16_accelerator_available, parse_args
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 from typing import Any
@@ -96,18 +97,18 @@ def format_report(report: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        report = agreement_report(
-            args.dataset, args.config, args.split, args.na_as, args.ceiling, args.per_sample
-        )
-    except (ValueError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    print(format_report(report))
-    if args.json:
-        from ..atomic_io import write_json
+    from ..atomic_io import strict_json, write_json
 
-        print(f"wrote {write_json(args.json, report, indent=2)}")
+    report = agreement_report(
+        args.dataset, args.config, args.split, args.na_as, args.ceiling, args.per_sample
+    )
+    written = write_json(args.json_out, report, indent=2) if args.json_out else None
+    if args.json:
+        print(json.dumps(strict_json(report), indent=2))
+    else:
+        print(format_report(report))
+    if written:
+        print(f"wrote {written}", file=sys.stderr if args.json else sys.stdout)
     return 0
 
 
@@ -125,7 +126,8 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--ceiling", default="pearson", choices=("pearson", "spearman"), help="ceiling correlation"
     )
-    parser.add_argument("--json", metavar="PATH", help="also write the report as JSON")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--json-out", metavar="PATH", help="also write the report as JSON here")
     parser.add_argument(
         "--per-sample", action="store_true", help="include per-sample details in the JSON"
     )

@@ -15,10 +15,7 @@ import sys
 from pathlib import Path
 
 from ..atomic_io import write_json, write_text
-
-
-def _cache(value: str) -> str | None:
-    return None if value == "none" else value
+from .options import add_feature_cache_options, feature_cache
 
 
 def _pairs(csv_path: str, audio_root: str | None):
@@ -72,7 +69,7 @@ def _train(args: argparse.Namespace) -> int:
         encoder = build_encoder({"kind": "hf", "name": args.encoder, "layer": args.layer})
     pairs = _pairs(args.pairs, args.audio_root)
     log = None if args.quiet else (lambda line: print(line, file=sys.stderr))
-    ranker = train_ranker(pairs, encoder, config, _cache(args.cache), log, not args.quiet)
+    ranker = train_ranker(pairs, encoder, config, feature_cache(args), log, not args.quiet)
     s = ranker.summary
     problems = _report_unreadable("train", s["unreadable"], s["pairs_left_out"])
     out = ranker.save(args.out)
@@ -80,7 +77,7 @@ def _train(args: argparse.Namespace) -> int:
     for name, csv_path in (("test", args.test_pairs), ("ood", args.ood_pairs)):
         if csv_path:
             eval_pairs = _pairs(csv_path, args.audio_root)
-            m = metrics[name] = ranker.evaluate(eval_pairs, _cache(args.cache), not args.quiet)
+            m = metrics[name] = ranker.evaluate(eval_pairs, feature_cache(args), not args.quiet)
             print(_metrics_line(name, m))
             problems += _report_unreadable(name, m["unreadable"], m["pairs_left_out"])
     write_json(out / "metrics.json", metrics)
@@ -104,7 +101,9 @@ def _score(args: argparse.Namespace) -> int:
     paths = list(args.files) + (_list_file(args.list) if args.list else [])
     if not paths:
         raise ValueError("no audio files given (positional FILES or --list)")
-    scores, errors = Ranker.load(args.model).score_files(paths, _cache(args.cache), args.batch_size)
+    scores, errors = Ranker.load(args.model).score_files(
+        paths, feature_cache(args), args.batch_size
+    )
     if args.json:
         rows = [
             {"file": p, "score": scores[i]} if i in scores else {"file": p, "error": errors[i]}
@@ -126,13 +125,13 @@ def _baseline(args: argparse.Namespace) -> int:
     from ..protocols.animescore.baseline import run_baseline
 
     result = run_baseline(
-        _pairs(args.pairs, args.audio_root), _cache(args.cache), args.folds, args.seed
+        _pairs(args.pairs, args.audio_root), feature_cache(args), args.folds, args.seed
     )
     print(_metrics_line(f"baseline ({args.folds}-fold CV)", result))
     top = ", ".join(f"{k} {v:+.3f}" for k, v in list(result["coefficients"].items())[:4])
     print(f"largest standardised coefficients: {top}")
-    if args.out:
-        print(f"wrote {write_json(args.out, result)}")
+    if args.json_out:
+        print(f"wrote {write_json(args.json_out, result)}")
     problems = _report_unreadable("baseline", result["unreadable"], result["pairs_left_out"])
     return 1 if problems else 0
 
@@ -155,22 +154,11 @@ def _demo_pairs(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..audio import AudioError
-    from ..protocols.animescore.pairs import PairFileError
-
-    try:
-        return args.action(args)
-    except (AudioError, PairFileError, OSError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    return args.action(args)
 
 
 def _common(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument(
-        "--cache",
-        default="default",
-        help="feature cache folder, 'default' (~/.cache/speech-drame/features) or 'none'",
-    )
+    add_feature_cache_options(sub)
     sub.set_defaults(func=run)
 
 
@@ -231,7 +219,7 @@ def register(subparsers) -> None:
     )
     _pair_args(baseline)
     baseline.add_argument("--folds", type=int, default=5)
-    baseline.add_argument("--out", help="write the full result as JSON here")
+    baseline.add_argument("--json-out", metavar="PATH", help="write the full result as JSON here")
     _common(baseline)
     baseline.set_defaults(action=_baseline)
 

@@ -16,6 +16,8 @@ import os
 import sys
 from pathlib import Path
 
+from .options import add_scorer_options, scorer_from_args
+
 
 def parse_systems(specs: list[str], systems_dir: str | None) -> dict[str, str]:
     """``NAME=FOLDER`` specs plus every subfolder of ``systems_dir`` (named after the folder)."""
@@ -54,10 +56,15 @@ def _rank_world(args: argparse.Namespace) -> tuple[int, int, object | None]:
     return 0, 1, None
 
 
+def _print_retry(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
-    from speech_drame import rolebench, rolebench_report
     from speech_drame.metrics import check_human_scores
-    from speech_drame.scorers.lite import ScorerError, load_scorer
+    from speech_drame.rolebench import report, scenarios
+    from speech_drame.rolebench import run as bench_run
+    from speech_drame.scorers.base import ScorerError
 
     try:
         if args.rank and args.world_size is None:
@@ -66,30 +73,36 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(
                 f"need 0 <= --rank < --world-size, got {args.rank} of {args.world_size}"
             )
+        if args.batch_size < 1:
+            raise ValueError(f"--batch-size must be at least 1, got {args.batch_size}")
         systems = parse_systems(args.system, args.systems_dir)
         if Path(args.scenarios).is_dir():
             if not args.config:
                 raise ValueError("a dataset folder needs --config archetype|realism")
-            scenarios = rolebench.load_dataset_scenarios(args.scenarios, args.config, args.split)
+            scenario_set = scenarios.load_dataset_scenarios(args.scenarios, args.config, args.split)
         else:
-            scenarios = rolebench.load_scenario_file(args.scenarios, args.config)
+            scenario_set = scenarios.load_scenario_file(args.scenarios, args.config)
         human = json.loads(Path(args.human).read_text(encoding="utf-8")) if args.human else None
         if human is not None:
             check_human_scores(human, systems)  # before scoring, not after
-        plan = rolebench.plan_work(scenarios, systems)
-        scorer = load_scorer(scenarios.mode, args.scorer)
+        plan = bench_run.plan_work(scenario_set, systems)
+        scorer = scorer_from_args(args, scenario_set.mode, on_retry=_print_retry)
     except (ValueError, OSError, ScorerError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     rank, world, state = _rank_world(args)
-    scorer_id = rolebench.lite_scorer_id(scorer)
-    cache = None if args.no_cache else (args.cache_dir or "default")
-    summary = rolebench.run_shard(
-        plan, args.out, scorer, scorer_id, rank=rank, world_size=world,
-        workers=args.workers, cache=cache, progress=not args.quiet,
+    if state is None and world == 1:
+        bench_run.merge_shards(args.out)  # rows of shards left behind are older than this run's
+    # rows are written after each call of the scorer: a batch, or enough clips to keep every
+    # feature worker busy
+    chunk = max(args.batch_size, 2 * (args.workers or os.cpu_count() or 1))
+    summary = bench_run.run_shard(
+        plan, args.out, scorer, rank=rank, world_size=world, chunk=chunk,
+        retry_failed=args.retry_failed, progress=not args.quiet,
     )  # fmt: skip
+    failed = f" ({summary.failed_now} failed)" if summary.failed_now else ""
     print(
-        f"shard {rank}/{world}: {summary.rows_written} scored now, "
+        f"shard {rank}/{world}: {summary.rows_written} scored now{failed}, "
         f"{summary.already_done} already done, of {summary.shard_items}",
         file=sys.stderr,
     )
@@ -98,8 +111,8 @@ def run(args: argparse.Namespace) -> int:
         if rank != 0:
             return 0
     elif world > 1:
-        digest = rolebench.plan_digest(plan, scorer_id)
-        if not rolebench.finish_shard(args.out, rank, world, digest):
+        digest = bench_run.plan_digest(plan, scorer.id)
+        if not bench_run.finish_shard(args.out, rank, world, digest):
             print(
                 f"shard {rank}/{world} finished; the last shard to finish merges the results "
                 "and writes the leaderboard",
@@ -107,23 +120,27 @@ def run(args: argparse.Namespace) -> int:
             )
             return 0
         print(f"shard {rank}/{world} finished last: merging the shards", file=sys.stderr)
-    rolebench.merge_shards(args.out)
-    table = rolebench_report.system_table(
-        rolebench.read_results(args.out), scenarios, plan, scorer_id,
-        aggregation=args.aggregation, decay=args.decay, n_resamples=args.resamples,
+    bench_run.merge_shards(args.out)
+    table = report.system_table(
+        bench_run.read_results(args.out), scenario_set, plan, scorer.id,
+        common_only=args.common_only, aggregation=args.aggregation, decay=args.decay,
+        n_resamples=args.resamples,
     )  # fmt: skip
-    agreement = rolebench_report.human_agreement(table, human) if human else None
-    meta = {"scenarios": str(args.scenarios), "mode": scenarios.mode, "scorer": scorer_id,
-            "multi_turn": scenarios.multi_turn}  # fmt: skip
-    paths = rolebench_report.write_reports(
+    agreement = report.human_agreement(table, human) if human else None
+    meta = {"scenarios": str(args.scenarios), "mode": scenario_set.mode, "scorer": scorer.id,
+            "scorer_spec": args.scorer, "scorer_description": scorer.description,
+            "multi_turn": scenario_set.multi_turn}  # fmt: skip
+    paths = report.write_reports(
         table, args.out, agreement=agreement, meta=meta, plots=not args.no_plots
     )
     print(paths["markdown"].read_text(encoding="utf-8"))
     for name, path in paths.items():
         print(f"{name}: {path}")
-    problems = sum(len(e["missing"]) + len(e["failed"]) for e in table.values())
+    problems = report.problems(table)
     if problems:
-        print(f"{problems} response(s) missing or failed; listed above", file=sys.stderr)
+        print(
+            f"{problems} response(s) missing, failed or not scored; listed above", file=sys.stderr
+        )
         return 1
     return 0
 
@@ -133,10 +150,12 @@ def register(subparsers) -> None:
         "bench",
         help=__doc__.split("\n", 1)[0].split(": ", 1)[1],
         description="Score every system's response audio (file name = scenario id) and write "
-        "the leaderboard (Content Pass rate, per-dimension means, average, bootstrap "
-        "intervals) as Markdown, CSV, JSON and PNG plots. Resumable: rows already in "
-        "OUT/results.jsonl are not scored again. Shards: N processes with --rank R "
-        "--world-size N (the last to finish writes the leaderboard), or torchrun "
+        "the leaderboard (coverage, Content Pass rate, per-dimension means, average, bootstrap "
+        "intervals) as Markdown, CSV, JSON and PNG plots, with any scorer (--scorer SPEC; "
+        "drame-eval:... is the paper's RoleBench). Resumable: clips with a result in "
+        "OUT/results.jsonl are not scored again (transient failures are). Shards: N "
+        "processes with --rank R --world-size N (the last to finish writes the leaderboard), "
+        "or torchrun "
         "--nproc_per_node N / accelerate launch --multi_gpu --num_processes N -m "
         "speech_drame.cli bench ... (also on CPU).",
     )
@@ -150,8 +169,18 @@ def register(subparsers) -> None:
     parser.add_argument("--system", action="append", default=[], metavar="NAME=FOLDER")
     parser.add_argument("--systems-dir", help="a folder whose subfolders are the systems")
     parser.add_argument("--out", required=True, help="run folder (results and reports)")
-    parser.add_argument("--scorer", help="trained scorer folder (default: artifacts/lite_scorer)")
-    parser.add_argument("--workers", type=int, default=1, help="clips analysed in parallel")
+    parser.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="also rescore input failures (unreadable audio, no speech); transient failures "
+        "(out of memory, a model or endpoint error) are rescored by every run",
+    )
+    parser.add_argument(
+        "--common-only",
+        action="store_true",
+        help="rank on the scenarios every system has a scored response for (default: every "
+        "scenario; Content Pass counts a missing or failed response as not passing)",
+    )
     parser.add_argument("--human", help="JSON {system: human score}: report ranking Spearman")
     parser.add_argument("--aggregation", choices=("mean", "recency", "min"), default="mean",
                         help="multi-turn: how turn scores make a dialogue score")  # fmt: skip
@@ -164,8 +193,7 @@ def register(subparsers) -> None:
         help="number of shards, each run as its own process with its --rank; the last to "
         "finish writes the leaderboard (default: the torchrun/accelerate process group, or 1)",
     )
-    parser.add_argument("--cache-dir", help="feature cache folder (default: $SPEECH_DRAME_CACHE)")
-    parser.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_scorer_options(parser)
     parser.set_defaults(func=run)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,9 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..hub_dataset import build_dataset, summarize
-    from ..release import parse_split_map
-    from ..schema import RecordError
+    from ..data.build import BuildError, build_dataset, summarize
+    from ..data.release import parse_split_map
 
     try:
         report = build_dataset(
@@ -52,9 +50,8 @@ def run(args: argparse.Namespace) -> int:
             source_note=args.source_note,
             progress=not args.quiet,
         )
-    except (RecordError, ValueError, FileNotFoundError, RuntimeError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    except BuildError as exc:  # an output folder refused: bad usage, like a bad record
+        raise ValueError(str(exc)) from None
     for message in report.cleanup:
         print(message)
     print(f"built {report.output} in {report.seconds_elapsed:.1f} s")

@@ -34,46 +34,41 @@ def _sentence_models(asr: str) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..audio import AudioError
     from ..protocols.isdrama.manifest import read_manifest
     from ..protocols.isdrama.protocol import score_dramas, score_sentences, write_results
     from ..protocols.isdrama.spatial_embedder import load_spatial_embedder
 
-    try:
-        entries = read_manifest(args.manifest)
-        if args.protocol == "single":
-            result = score_sentences(
-                entries,
-                length_tolerance=args.length_tolerance,
-                align=args.align,
-                **_sentence_models(args.asr),
+    entries = read_manifest(args.manifest)
+    if args.protocol == "single":
+        result = score_sentences(
+            entries,
+            length_tolerance=args.length_tolerance,
+            align=args.align,
+            **_sentence_models(args.asr),
+        )
+    else:
+        embedder = None
+        if args.spatial_embedder:
+            if args.spatial_rate is None:
+                raise ValueError("--spatial-rate is required with --spatial-embedder")
+            embedder = load_spatial_embedder(
+                args.spatial_embedder,
+                args.spatial_checkpoint,
+                args.spatial_rate,
+                args.spatial_window,
             )
         else:
-            embedder = None
-            if args.spatial_embedder:
-                if args.spatial_rate is None:
-                    raise ValueError("--spatial-rate is required with --spatial-embedder")
-                embedder = load_spatial_embedder(
-                    args.spatial_embedder,
-                    args.spatial_checkpoint,
-                    args.spatial_rate,
-                    args.spatial_window,
-                )
-            else:
-                print(
-                    "note: ANG/DIS cos not computed: no --spatial-embedder given "
-                    "(SPATIAL-AST weights are not bundled)",
-                    file=sys.stderr,
-                )
-            result = score_dramas(
-                entries,
-                embedder=embedder,
-                length_tolerance=args.length_tolerance,
-                floor_db=args.floor_db,
+            print(
+                "note: ANG/DIS cos not computed: no --spatial-embedder given "
+                "(SPATIAL-AST weights are not bundled)",
+                file=sys.stderr,
             )
-    except (AudioError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        result = score_dramas(
+            entries,
+            embedder=embedder,
+            length_tolerance=args.length_tolerance,
+            floor_db=args.floor_db,
+        )
     for path in write_results(result, args.out):
         print(f"wrote {path}")
     for name, value in result.means.items():

@@ -8,7 +8,11 @@ import math
 import sys
 from pathlib import Path
 
-from ._pairwise_args import add_chat_arguments, add_feature_cache_argument, chat_client
+from ..atomic_io import strict_json
+from ..jsonl import read_objects
+from .options import add_chat_options, add_feature_cache_options, chat_client, feature_cache
+
+RULES = "rules"  # --scorer: the blueprint rule scorer (no trained model)
 
 
 def _table(report: dict, baseline: str) -> str:
@@ -37,47 +41,58 @@ def _table(report: dict, baseline: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..audio import AudioError
-    from ..jsonl import read_objects
-    from ..judges import JudgeRequestError
     from ..protocols.paraling import demo, queries
-    from ..scorers.lite import ScorerError
 
-    try:
-        if args.action == "build":
-            built = [queries.build_query(spec) for _, spec in read_objects(args.specs)]
-            if args.speak:
-                built = queries.synthesize_queries(built, args.speak)
-            print(f"wrote {queries.write_queries(built, args.out)}")
-            return 0
-        if args.action == "demo":
-            demo.build_demo(args.out)
-            print(demo.next_steps(args.out))
-            return 0
-        return _run_protocol(args)
-    except (AudioError, ValueError, OSError, JudgeRequestError, ScorerError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    if args.action == "build":
+        built = [queries.build_query(spec) for _, spec in read_objects(args.specs)]
+        if args.speak:
+            built = queries.synthesize_queries(built, args.speak)
+        print(f"wrote {queries.write_queries(built, args.out)}")
+        return 0
+    if args.action == "demo":
+        demo.build_demo(args.out)
+        print(demo.next_steps(args.out))
+        return 0
+    return _run_protocol(args)
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
+def offline_scorer(args: argparse.Namespace):
+    """The offline comparator's scorer: the rule scorer, or the archetype scorer ``--scorer``
+    names (a chat judge takes the chat endpoint options)."""
+    from ..protocols.paraling.rule_scorer import rule_aspect_scores
+
+    if args.scorer == RULES:
+        return rule_aspect_scores
+    from ..scorers.judge import JudgeOptions
+    from ..scorers.specs import load_scorer
+
+    response_cache = str(args.response_cache) if args.response_cache else None
+    options = JudgeOptions(temperature=args.temperature, timeout=args.timeout,
+                           max_retries=args.max_retries, response_cache=response_cache)  # fmt: skip
+    scorer = load_scorer(args.scorer, "archetype", cache=feature_cache(args), workers=args.workers,
+                         batch_size=args.batch_size, device=args.device, judge_options=options,
+                         on_retry=_say)  # fmt: skip
+    _say(f"scorer: {scorer.description} [{scorer.id}]")
+    return scorer
 
 
 def _run_protocol(args: argparse.Namespace) -> int:
     from ..protocols.paraling.judges import ChatPairJudge, OfflineComparator
     from ..protocols.paraling.protocol import run_paraling
     from ..protocols.paraling.queries import load_queries
-    from ..protocols.paraling.rule_scorer import rule_aspect_scores
 
     qs = load_queries(args.queries)
-    if args.judge == "chat":
-        judge = ChatPairJudge(chat_client(args), temperature=args.temperature)
-    elif args.scorer == "lite":
-        from ..protocols.paraling.lite_aspects import LiteAspectScorer
-        from ..scorers.lite import load_scorer
-
-        aspects = LiteAspectScorer(load_scorer("archetype", args.lite_scorer))
-        judge = OfflineComparator(aspects, margin=args.margin, context="all")
-    else:
-        judge = OfflineComparator(rule_aspect_scores, margin=args.margin)
     human = json.loads(Path(args.human).read_text(encoding="utf-8")) if args.human else None
+    if args.judge == "chat":
+        if args.scorer != RULES:
+            raise ValueError("--scorer is the offline comparator's: use it with --judge offline")
+        judge = ChatPairJudge(chat_client(args, on_retry=_say), temperature=args.temperature)
+    else:
+        judge = OfflineComparator(offline_scorer(args), margin=args.margin)
     result = run_paraling(
         qs,
         args.responses,
@@ -85,18 +100,25 @@ def _run_protocol(args: argparse.Namespace) -> int:
         args.candidates,
         judge,
         seed=args.seed,
-        cache=args.feature_cache,
+        cache=feature_cache(args),
         human=human,
     )
-    if args.out:
-        written = result.write(args.out)  # first: nothing printed below can lose the run
-    print(_table(result.report, args.baseline))
-    if args.out:
-        print(f"wrote {written}")
-    return 0
+    if args.json_out:
+        written = result.write(args.json_out)  # first: nothing printed below can lose the run
+    if args.json:
+        print(json.dumps(strict_json(result.to_dict()), indent=1))
+    else:
+        print(_table(result.report, args.baseline))
+    if args.json_out:
+        _say(f"wrote {written}")
+    for name, reason in result.report["failures"].items():
+        _say(f"failed {name}: {reason}")
+    return 1 if result.failures else 0
 
 
 def register(subparsers) -> None:
+    from ..scorers.specs import SPEC_HELP
+
     parser = subparsers.add_parser("paraling", help=__doc__.split(": ", 1)[1])
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
 
@@ -113,21 +135,38 @@ def register(subparsers) -> None:
     run_.add_argument("--responses", required=True, help="folder of <system>/<query id>.wav")
     run_.add_argument("--baseline", required=True, help="the baseline system's folder name")
     run_.add_argument("--candidates", nargs="+", required=True, help="candidate system names")
-    run_.add_argument("--judge", choices=("offline", "chat"), default="offline")
+    run_.add_argument(
+        "--judge",
+        choices=("offline", "chat"),
+        default="offline",
+        help="offline: the comparator rates both responses with --scorer; chat: an audio LLM "
+        "hears both (--endpoint, --model)",
+    )
     run_.add_argument("--seed", type=int, default=0, help="seed of the play order (recorded)")
     run_.add_argument(
         "--margin", type=float, default=0.25, help="offline: rating-sum difference that is a tie"
     )
-    run_.add_argument(
-        "--scorer",
-        choices=("lite", "rules"),
-        default="rules",
-        help="offline: the trained default LiteScorer (archetype mode) or blueprint rules",
-    )
-    run_.add_argument("--lite-scorer", help="LiteScorer folder (default: artifacts/lite_scorer)")
     run_.add_argument("--human", help="JSON {system: human score} to rank-correlate with")
-    run_.add_argument("--out", help="JSON file for the report and every judgment")
-    add_feature_cache_argument(run_)
-    add_chat_arguments(run_)
+    run_.add_argument(
+        "--json-out", metavar="PATH", help="JSON file for the report and every judgment"
+    )
+    run_.add_argument(
+        "--json", action="store_true", help="print the report and every judgment as JSON"
+    )
+    group = run_.add_argument_group("offline comparator")
+    group.add_argument(
+        "--scorer",
+        metavar="SPEC",
+        default=RULES,
+        help=f"'{RULES}' (blueprint rules, no trained model) or an archetype scorer: "
+        f"{SPEC_HELP}; a judge: scorer takes the chat endpoint options",
+    )
+    group.add_argument(
+        "--workers", type=int, help="LiteScorer: clips analysed at once (default: one per core)"
+    )
+    group.add_argument("--batch-size", type=int, default=4, help="DRAME-Eval: clips per forward")
+    group.add_argument("--device", help="DRAME-Eval: torch device, e.g. cuda:0 (default: CPU)")
+    add_feature_cache_options(run_)
+    add_chat_options(run_)
     for sub in (build, demo, run_):
         sub.set_defaults(func=run)

@@ -1,4 +1,4 @@
-"""`speech-drame score`: score role-play clips offline with the LiteScorer or DRAME-Eval."""
+"""`speech-drame score`: score role-play clips with any scorer (LiteScorer, DRAME-Eval, a chat judge)."""
 
 from __future__ import annotations
 
@@ -7,16 +7,9 @@ import json
 import sys
 from pathlib import Path
 
-AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".mp3")  # formats load_audio reads (libsndfile)
-
-CONTEXT_OPTIONS = {"archetype": ("question",), "realism": ("profile", "scene", "traits")}
-DRAME_EVAL = "drame-eval:"  # --scorer drame-eval:PATH_OR_HUB_ID selects the audio-LLM evaluator
-DRAME_EVAL_FIELDS = {  # context option -> the dataset column the DRAME-Eval prompt reads
-    "question": "question",
-    "profile": "char_profile",
-    "scene": "local_scene",
-    "traits": "char_style",
-}
+from ..audio import AUDIO_SUFFIXES
+from ..schema import CONFIGS
+from .options import add_context_options, add_scorer_options, context_from_args, scorer_from_args
 
 
 def expand_clips(paths: list[str]) -> list[str]:
@@ -36,7 +29,7 @@ def format_clip(result) -> str:
     the audio did (the 30 s cut, the peak and any scaling into [-1, 1])."""
     from speech_drame.schema import RUBRIC_NAMES
 
-    lines = [f"{result.source}"]
+    lines = [f"{result.id}"]
     if result.audio is not None:
         lines.append(f"  audio: {result.audio.summary()}")
     if result.transcript:
@@ -47,113 +40,34 @@ def format_clip(result) -> str:
         f"  {'dimension':<36}{'score':>6}   " + " ".join(f"{'p' + str(k):>5}" for k in range(1, 6))
     )
     for dim, score in result.scores.items():
-        dist = " ".join(f"{p:5.2f}" for p in result.distributions[dim])
+        dist = " ".join(f"{p:5.2f}" for p in result.distributions.get(dim, []))
         lines.append(f"  {RUBRIC_NAMES[dim]:<36}{score:6.2f}   {dist}")
     return "\n".join(lines)
 
 
-def score_with_drame_eval(
-    spec: str, mode: str, clips: list[str], context: dict[str, str], progress: bool = False
-):
-    """``(scored, errors)`` by clip index, with a DRAME-Eval folder or Hub id ``spec``.
-
-    Clips are read and decoded one batch at a time inside the scoring loop, so memory does not
-    grow with their number. Results take the LiteScorer's output form (``transcript`` stays
-    empty: no ASR here).
-    """
-    from speech_drame.schema import CONTENT_PASS
-    from speech_drame.scorers.drame_eval import DrameEvalScorer
-    from speech_drame.scorers.lite import ClipScores, ScorerError
-
-    scorer = DrameEvalScorer.from_pretrained(spec)
-    if scorer.config != mode:
-        raise ScorerError(f"{spec}: a DRAME-Eval evaluator for {scorer.config}, not {mode}")
-    fields = {DRAME_EVAL_FIELDS[option]: value for option, value in context.items()}
-    scored, errors = {}, {}
-    for i, result in enumerate(scorer.score_files(clips, fields, progress=progress)):
-        if not result.ok:
-            errors[i] = result.error
-            continue
-        dims = [d for d in result.scores if d != CONTENT_PASS]
-        cp = result.scores.get(CONTENT_PASS)
-        scored[i] = ClipScores(
-            clips[i],
-            {d: result.scores[d].expected for d in dims},
-            {d: list(result.scores[d].probabilities) for d in dims},
-            content_pass=cp.expected if cp else None,
-            audio=result.audio,
-        )
-    return scored, errors
-
-
 def run(args: argparse.Namespace) -> int:
-    from speech_drame.scorers.lite import ScorerError, check_blueprint, load_scorer
+    from ..scorers.base import ClipInput
 
-    missing = [f"--{c}" for c in CONTEXT_OPTIONS[args.mode] if not getattr(args, c)]
-    if missing:
-        print(f"error: --mode {args.mode} needs {' '.join(missing)}", file=sys.stderr)
-        return 2
+    context = context_from_args(args, args.mode)
     clips = expand_clips(args.clips)
     if not clips:
-        print(
-            f"error: no audio files ({', '.join(AUDIO_SUFFIXES)}) in {args.clips}",
-            file=sys.stderr,
-        )
-        return 2
-    context = {c: getattr(args, c) for c in CONTEXT_OPTIONS[args.mode]}
-    if args.scorer and args.scorer.startswith(DRAME_EVAL):
-        try:
-            scored, errors = score_with_drame_eval(
-                args.scorer[len(DRAME_EVAL) :],
-                args.mode,
-                clips,
-                context,
-                progress=len(clips) > 1 and not args.quiet,
-            )
-        except (ScorerError, OSError, ValueError) as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-    else:
-        from speech_drame.features.blueprint import extract_blueprints
-
-        try:
-            scorer = load_scorer(args.mode, args.scorer)
-        except ScorerError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        batch = extract_blueprints(
-            clips,
-            [context] * len(clips),
-            cache=None if args.no_cache else (args.cache_dir or "default"),
-            progress=len(clips) > 1 and not args.quiet,
-        )
-        errors = dict(batch.errors)
-        ok = []
-        for i, b in enumerate(batch.blueprints):
-            if b is None:
-                continue
-            try:
-                check_blueprint(b, args.mode)  # e.g. an undefined feature: not scored
-            except ValueError as exc:
-                errors[i] = str(exc)
-                continue
-            ok.append(i)
-        blueprints = [batch.blueprints[i] for i in ok]
-        scored = dict(zip(ok, scorer.score_blueprints(blueprints), strict=True))
-        errors = dict(sorted(errors.items()))
+        raise ValueError(f"no audio files ({', '.join(AUDIO_SUFFIXES)}) in {args.clips}")
+    scorer = scorer_from_args(args, args.mode)
+    if not args.quiet:
+        print(f"scorer: {scorer.description} [{scorer.id}]", file=sys.stderr)
+    inputs = [ClipInput(clip, clip, context) for clip in clips]
+    results = scorer.score(inputs, progress=len(clips) > 1 and not args.quiet)
     if args.json:
-        rows = [
-            scored[i].to_dict() if i in scored else {"source": clip, "error": errors[i]}
-            for i, clip in enumerate(clips)
-        ]
-        print(json.dumps(rows, indent=1))
+        print(json.dumps([r.to_dict() for r in results], indent=1))
     else:
-        for i in sorted(scored):
-            print(format_clip(scored[i]))
-    for reason in errors.values():
-        print(f"not scored: {reason}", file=sys.stderr)
-    if errors:
-        print(f"{len(errors)} of {len(clips)} clip(s) could not be scored", file=sys.stderr)
+        for r in results:
+            if r.ok:
+                print(format_clip(r))
+    failed = [r for r in results if not r.ok]
+    for r in failed:
+        print(f"not scored ({r.error_kind} error): {r.error}", file=sys.stderr)
+    if failed:
+        print(f"{len(failed)} of {len(clips)} clip(s) could not be scored", file=sys.stderr)
         return 1
     return 0
 
@@ -166,18 +80,9 @@ def register(subparsers) -> None:
         "1..5 distribution and, for archetype, the Content Pass probability.",
     )
     parser.add_argument("clips", nargs="+", metavar="CLIP", help="audio files or folders")
-    parser.add_argument("--mode", choices=tuple(CONTEXT_OPTIONS), required=True)
-    parser.add_argument("--question", help="archetype: the role-play prompt (role and scene)")
-    parser.add_argument("--profile", help="realism: the character's global profile")
-    parser.add_argument("--scene", help="realism: the local scene")
-    parser.add_argument("--traits", help="realism: the character's style traits")
-    parser.add_argument(
-        "--scorer",
-        help="trained LiteScorer folder (default: artifacts/lite_scorer), or "
-        "drame-eval:PATH_OR_HUB_ID for a DRAME-Eval audio-LLM evaluator",
-    )
+    parser.add_argument("--mode", choices=CONFIGS, required=True)
+    add_context_options(parser)
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
-    parser.add_argument("--cache-dir", help="feature cache folder (default: $SPEECH_DRAME_CACHE)")
-    parser.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_scorer_options(parser)
     parser.set_defaults(func=run)

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..dataset_summary import format_summary, summarize_dataset
+    from ..data.summary import format_summary, summarize_dataset
 
+    if not (Path(args.dataset) / "build_report.json").is_file():
+        raise FileNotFoundError(
+            f"{args.dataset}: not a built dataset folder (no build_report.json); "
+            "build one with `speech-drame build`"
+        )
     summary = summarize_dataset(args.dataset)
     print(json.dumps(summary, indent=2) if args.json else format_summary(summary))
     return 0

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from ..atomic_io import write_json
-from ._pairwise_args import add_chat_arguments, add_feature_cache_argument, chat_client
+from .options import add_chat_options, add_feature_cache_options, chat_client, feature_cache
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr)
 
 
 def _summary(ev) -> str:
@@ -30,38 +35,41 @@ def _summary(ev) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..audio import AudioError
-    from ..judges import JudgeRequestError
+    if args.action == "demo":
+        from ..protocols.trace.demo import build_demo, next_steps
+
+        build_demo(args.out)
+        print(next_steps(args.out))
+        return 0
+    if args.action == "run":
+        return _run_trace(args)
+    return _evaluate(args)
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    from ..atomic_io import strict_json
     from ..protocols.trace import hcot
 
-    try:
-        if args.action == "demo":
-            from ..protocols.trace.demo import build_demo, next_steps
-
-            build_demo(args.out)
-            print(next_steps(args.out))
-            return 0
-        if args.action == "run":
-            return _run_trace(args)
-        predictions = hcot.load_labels(args.predictions, require_dimensions=False)
-        gold = hcot.load_labels(args.hcot)
-        other = hcot.load_labels(args.other, require_dimensions=False) if args.other else None
-        ev = hcot.evaluate(predictions, gold, other)
-        out = ev.to_dict()
-        if args.reconstruct:
-            out["reconstruction"] = hcot.reconstruct_overall(gold)
+    predictions = hcot.load_labels(args.predictions, require_dimensions=False)
+    gold = hcot.load_labels(args.hcot)
+    other = hcot.load_labels(args.other, require_dimensions=False) if args.other else None
+    ev = hcot.evaluate(predictions, gold, other)
+    out = ev.to_dict()
+    if args.reconstruct:
+        out["reconstruction"] = hcot.reconstruct_overall(gold)
+    written = write_json(args.json_out, out) if args.json_out else None  # first: nothing lost
+    if args.json:
+        print(json.dumps(strict_json(out), indent=2))
+    else:
         print(_summary(ev))
         if args.reconstruct:
             rec = out["reconstruction"]
             cv = "n/a" if rec["cv_accuracy"] is None else f"{rec['cv_accuracy']:.3f}"
             print(f"logistic reconstruction of overall: train {rec['train_accuracy']:.3f}, "
                   f"{rec['folds']}-fold cv {cv}")  # fmt: skip
-        if args.out:
-            print(f"wrote {write_json(args.out, out)}")
-        return 0
-    except (AudioError, ValueError, OSError, JudgeRequestError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    if written:
+        print(f"wrote {written}", file=sys.stderr if args.json else sys.stdout)
+    return 0
 
 
 def _run_trace(args: argparse.Namespace) -> int:
@@ -71,16 +79,16 @@ def _run_trace(args: argparse.Namespace) -> int:
 
     pairs = load_pairs(args.pairs)
     judge = (
-        ChatTraceJudge(chat_client(args), temperature=args.temperature)
+        ChatTraceJudge(chat_client(args, on_retry=_say), temperature=args.temperature)
         if args.judge == "chat"
         else RuleJudge()
     )
-    result = run_trace(pairs, judge, args.policy, cache=args.feature_cache)
+    result = run_trace(pairs, judge, args.policy, cache=feature_cache(args))
     print(f"wrote {write_labels(result.labels, args.out)}: {len(result.labels)} pairs labelled")
     for pid, reason in result.failures.items():
         print(f"failed {pid}: {reason}", file=sys.stderr)
-    if args.report:
-        print(f"wrote {write_json(args.report, result.to_dict())}")
+    if args.json_out:
+        print(f"wrote {write_json(args.json_out, result.to_dict())}")
     return 1 if result.failures else 0
 
 
@@ -97,9 +105,13 @@ def register(subparsers) -> None:
         "--policy", choices=("content_first", "acceptability_cap"), default="content_first"
     )
     run_.add_argument("--out", required=True, help="predicted labels (HCoT JSONL format)")
-    run_.add_argument("--report", help="JSON with reasons, blueprints, raw answers, failures")
-    add_feature_cache_argument(run_)
-    add_chat_arguments(run_)
+    run_.add_argument(
+        "--json-out",
+        metavar="PATH",
+        help="JSON file with reasons, blueprints, raw answers, failures",
+    )
+    add_feature_cache_options(run_)
+    add_chat_options(run_)
 
     ev = actions.add_parser("evaluate", help="agreement of predicted labels with HCoT labels")
     ev.add_argument("predictions", help="predicted labels (JSONL; overall-only allowed)")
@@ -107,6 +119,9 @@ def register(subparsers) -> None:
     ev.add_argument("--other", help="another judge's labels, for McNemar's test")
     ev.add_argument("--reconstruct", action="store_true",
                     help="fit the logistic model of overall from the dimension labels")  # fmt: skip
-    ev.add_argument("--out", help="JSON file for every number")
+    ev.add_argument("--json-out", metavar="PATH", help="JSON file for every number")
+    ev.add_argument(
+        "--json", action="store_true", help="print every number as JSON instead of a summary"
+    )
     for sub in (demo, run_, ev):
         sub.set_defaults(func=run)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 
+from .options import add_feature_cache_options, feature_cache
+
 
 def run(args: argparse.Namespace) -> int:
-    from speech_drame.dataset_card import labels_are_synthetic
+    from speech_drame.data.card import labels_are_synthetic
     from speech_drame.scorers.lite import TrainingOptions
     from speech_drame.scorers.lite_training import train_and_evaluate
 
@@ -21,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
         args.out,
         configs=args.configs,
         options=options,
-        cache=None if args.no_cache else (args.cache_dir or "default"),
+        cache=feature_cache(args),
         progress=not args.quiet,
         batch_size=args.batch_size,
     )
@@ -37,8 +39,7 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--epochs", type=int, default=150)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--cache-dir", help="feature cache folder (default: $SPEECH_DRAME_CACHE)")
-    parser.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    add_feature_cache_options(parser)
     parser.add_argument(
         "--batch-size",
         type=int,

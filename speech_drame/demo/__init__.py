@@ -17,6 +17,11 @@ transforms), :mod:`~speech_drame.demo.plan` (what to render), :mod:`~speech_dram
 (labels) and :mod:`~speech_drame.demo.release` (orchestration).
 """
 
+from .._lazy import lazy_attributes
+
+__all__ = ["PROXY_LABEL_NOTE", "make_release"]
+__getattr__, __dir__ = lazy_attributes(__name__, {"make_release": ".release"})
+
 PROXY_LABEL_NOTE = (
     "These labels are synthetic proxy labels: simulated annotators derive them from the known "
     "construction parameters of each clip (voice, delivery, content, degradation, context "

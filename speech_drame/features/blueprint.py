@@ -138,10 +138,23 @@ def resolve_cache(cache: CacheArg) -> FeatureCache | None:
     return cache
 
 
-def _describe(exc: Exception, source: str) -> str:
+@dataclass(frozen=True)
+class ClipFailure:
+    """Why a clip has no blueprint. ``kind``: ``"input"`` when the clip itself is unusable
+    (unreadable audio, no speech heard: the same every time), ``"model"`` when an extractor
+    crashed on it (worth retrying)."""
+
+    reason: str
+    kind: str
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+def _describe(exc: Exception, source: str) -> ClipFailure:
     if isinstance(exc, (AudioError, FeatureError)):
-        return str(exc)
-    return f"{source}: {type(exc).__name__}: {exc}"
+        return ClipFailure(str(exc), "input")
+    return ClipFailure(f"{source}: {type(exc).__name__}: {exc}", "model")
 
 
 def _load(source: AudioSource | Audio) -> Audio:
@@ -245,6 +258,7 @@ class BatchResult:
 
     blueprints: list[Blueprint | None]
     errors: dict[int, str]
+    error_kinds: dict[int, str]  # "input" or "model" (:class:`ClipFailure`)
     timings: dict[str, float]
     seconds: float  # wall time of the batch
 
@@ -258,13 +272,13 @@ def iter_blueprints(
     batch_size: int = DEFAULT_BATCH_SIZE,
     total: int | None = None,
     timings: dict[str, float] | None = None,
-) -> Iterator[tuple[Blueprint | None, str | None]]:
+) -> Iterator[tuple[Blueprint | None, ClipFailure | None]]:
     """Blueprints of a stream of ``(source, contexts)`` clips, in input order.
 
     ``clips`` is read lazily, ``batch_size`` clips at a time: a batch is decoded, extracted
     (cached clips read, the rest on ``workers`` threads) and released before the next one is
     read, so memory does not grow with the number of clips. Yields ``(blueprint, None)`` per
-    usable clip and ``(None, reason)`` per failed one. ``total`` sizes the progress bar;
+    usable clip and ``(None, failure)`` per failed one (:class:`ClipFailure`). ``total`` sizes the progress bar;
     ``timings`` (if given) accumulates the seconds spent per extractor.
     """
     from tqdm.auto import tqdm
@@ -294,10 +308,10 @@ def _extract_chunk(
     warm: bool,
     bar: Any,
     timings: dict[str, float],
-) -> tuple[list[tuple[Blueprint | None, str | None]], bool]:
+) -> tuple[list[tuple[Blueprint | None, ClipFailure | None]], bool]:
     """One batch of :func:`iter_blueprints` (its results, and whether the models are loaded);
     the decoded audio lives only in this call."""
-    errors: dict[int, str] = {}
+    errors: dict[int, ClipFailure] = {}
     audios: dict[int, Audio] = {}
     keys: dict[int, str] = {}
     feats: dict[int, dict[str, Any]] = {}
@@ -305,7 +319,7 @@ def _extract_chunk(
         try:
             audios[i] = _load(src)
         except AudioError as exc:
-            errors[i] = str(exc)
+            errors[i] = ClipFailure(str(exc), "input")
             continue
         keys[i] = audio_key(audios[i].samples, audios[i].sample_rate)
         if cache is not None:
@@ -318,8 +332,8 @@ def _extract_chunk(
     todo = [i for i in audios if i not in feats]
     bar.update(len(chunk) - len(todo))
 
-    def done(i: int, result: dict[str, Any] | str, spent: Mapping[str, float]) -> None:
-        if isinstance(result, str):
+    def done(i: int, result: dict[str, Any] | ClipFailure, spent: Mapping[str, float]) -> None:
+        if isinstance(result, ClipFailure):
             errors[i] = result
         else:
             feats[i] = result
@@ -327,7 +341,7 @@ def _extract_chunk(
             timings[name] = timings.get(name, 0.0) + t
         bar.update(1)
 
-    def run(i: int) -> tuple[int, dict[str, Any] | str, dict[str, float]]:
+    def run(i: int) -> tuple[int, dict[str, Any] | ClipFailure, dict[str, float]]:
         spent: dict[str, float] = {}
         try:
             return i, audio_features(audios[i], cache, spent, keys[i]), spent
@@ -352,12 +366,12 @@ def _extract_chunk(
     )
     if any(chunk[i][1] for i in ok):
         timings[text.NAME] = timings.get(text.NAME, 0.0) + time.perf_counter() - start_text
-    out: list[tuple[Blueprint | None, str | None]] = [
+    out: list[tuple[Blueprint | None, ClipFailure | None]] = [
         (None, errors.get(i)) for i in range(len(chunk))
     ]
     for i, s in zip(ok, sims, strict=True):
         if isinstance(s, FeatureError):
-            out[i] = (None, str(s))
+            out[i] = (None, ClipFailure(str(s), "input"))
         else:
             out[i] = (_assemble(audios[i], keys[i], feats[i], s, chunk[i][1]), None)
     return out, warm
@@ -396,6 +410,7 @@ def extract_blueprints(
         clips = zip(sources, contexts, strict=True)
     blueprints: list[Blueprint | None] = []
     errors: dict[int, str] = {}
+    kinds: dict[int, str] = {}
     timings: dict[str, float] = {}
     stream = iter_blueprints(
         clips, cache, workers, progress, batch_size=batch_size, total=total, timings=timings
@@ -403,5 +418,5 @@ def extract_blueprints(
     for i, (blueprint, error) in enumerate(stream):
         blueprints.append(blueprint)
         if error is not None:
-            errors[i] = error
-    return BatchResult(blueprints, errors, timings, time.perf_counter() - start)
+            errors[i], kinds[i] = error.reason, error.kind
+    return BatchResult(blueprints, errors, kinds, timings, time.perf_counter() - start)

@@ -9,27 +9,34 @@ and context: the prefix is run once, its KV cache is repeated for the dimensions
 each dimension's instruction is run after it (``shared_prefix=True``). ``shared_prefix=False``
 runs one full forward per dimension, the reference the fast path is checked against.
 
-Nothing is ever substituted for a score. A clip whose audio or context cannot be used, or
-whose output is not finite, comes back with ``error`` set and no scores.
+Nothing is ever substituted for a score. A clip whose audio or context cannot be used comes
+back with ``error`` set (kind ``"input"``) and no scores; one whose output is not finite, or a
+batch the model fails on (out of memory, a runtime error), with kind ``"model"``.
+
+:class:`DrameEvalScorer` is a :class:`~.base.Scorer` (``drame-eval:PATH_OR_HUB_ID``): the
+Content Pass probability is the renormalised probability of ``"1"``, and ``label_mass`` of
+each dimension is the share of the full next-token distribution that fell on its labels.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..atomic_io import write_json
-from ..audio import SCORED_SECONDS, AudioError, AudioFacts, load_audio
+from ..audio import SCORED_SECONDS, Audio, AudioError, AudioFacts, load_audio
 from ..audio_llm.qwen2_audio import PrefixInputs, PromptEncoder, pad, stack_audio
 from ..prompts import rubric, scored_dimensions
-from ..schema import Config, check_config
+from ..schema import CONTENT_PASS, Config, check_config, context_columns
+from .base import ClipInput, ClipScores
 
 EVALUATOR_CONFIG = "drame_eval_config.json"
 EVALUATOR_DIR = "evaluator"  # train.py exports the evaluator of a run to <output_dir>/evaluator
@@ -119,48 +126,6 @@ class Clip:
     audio: AudioFacts | None = None
 
 
-@dataclass
-class DimensionScore:
-    """The label distribution at the answer position for one dimension.
-
-    ``probabilities`` follow ``labels`` (ascending) and sum to 1; ``expected`` is their
-    expectation (for Content Pass, the probability of a pass); ``label_mass`` is the share
-    of the full next-token distribution that fell on the labels before renormalising.
-    """
-
-    labels: tuple[str, ...]
-    probabilities: tuple[float, ...]
-    expected: float
-    label_mass: float
-
-
-@dataclass
-class ClipScores:
-    """All dimensions of one clip, or the reason it could not be scored; ``audio`` as in
-    :class:`Clip`."""
-
-    id: str
-    scores: dict[str, DimensionScore] = field(default_factory=dict)
-    error: str | None = None
-    audio: AudioFacts | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "error": self.error,
-            "scores": {k: v.expected for k, v in self.scores.items()},
-            "distributions": {
-                k: dict(zip(v.labels, v.probabilities, strict=True)) for k, v in self.scores.items()
-            },
-            "label_mass": {k: v.label_mass for k, v in self.scores.items()},
-            "audio": None if self.audio is None else self.audio.to_dict(),
-        }
-
-
 def clip_from_row(row: Mapping[str, Any]) -> Clip:
     """A :class:`Clip` from a dataset row whose ``audio`` column is decoded by ``datasets``.
 
@@ -177,10 +142,15 @@ def clip_from_row(row: Mapping[str, Any]) -> Clip:
     return Clip(str(row["id"]), audio.samples, fields, audio.facts)
 
 
-def clip_from_file(path: str | os.PathLike, fields: Mapping[str, Any]) -> Clip:
-    """A :class:`Clip` read from an audio file (first 30 s); raises ``AudioError`` naming it."""
-    audio = load_audio(path, max_seconds=SCORED_SECONDS)
-    return Clip(str(path), audio.samples, dict(fields), audio.facts)
+def clip_from_input(clip: ClipInput) -> Clip:
+    """A :class:`Clip` from a scorer input (its audio read, first 30 s, unless already loaded;
+    its context texts under their dataset columns); raises ``AudioError`` naming the file."""
+    audio = (
+        clip.audio
+        if isinstance(clip.audio, Audio)
+        else load_audio(clip.audio, max_seconds=SCORED_SECONDS)
+    )
+    return Clip(clip.id, audio.samples, context_columns(clip.context), audio.facts)
 
 
 def _clip_or_failure(clip_id: Any, load: Callable[..., Clip], *args: Any) -> Clip | ClipScores:
@@ -188,7 +158,7 @@ def _clip_or_failure(clip_id: Any, load: Callable[..., Clip], *args: Any) -> Cli
     try:
         return load(*args)
     except AudioError as exc:
-        return ClipScores(str(clip_id), error=str(exc))
+        return ClipScores.failure(str(clip_id), str(exc), "input")
 
 
 def _length(items: Iterable[Any]) -> int | None:
@@ -211,6 +181,8 @@ class DrameEvalScorer:
         dimensions: which to score (default: every dimension of the config, Content Pass
             first for archetype).
         batch_size: clips per forward.
+        info: the evaluator folder's record (:class:`EvaluatorInfo`), when loaded from one.
+        source: the folder or Hub id it was loaded from, for :attr:`description`.
     """
 
     name = "drame-eval"
@@ -223,14 +195,36 @@ class DrameEvalScorer:
         *,
         dimensions: Sequence[str] | None = None,
         batch_size: int = 4,
+        info: EvaluatorInfo | None = None,
+        source: str = "",
     ):
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         self.model, self.processor = model, processor
         self.config = check_config(config)
-        self.dimensions = tuple(dimensions or scored_dimensions(config))
+        self.scored = tuple(dimensions or scored_dimensions(config))  # Content Pass first
+        self.dimensions = tuple(d for d in self.scored if d != CONTENT_PASS)
+        self.content_pass = CONTENT_PASS in self.scored
         self.batch_size = batch_size
-        self.encoder = PromptEncoder(processor, config, self.dimensions)
+        self.encoder = PromptEncoder(processor, config, self.scored)
+        self.training_data = info.training_data if info is not None else None
+        self._base = info.base_model if info is not None else "an in-memory model"
+        self.description = f"DRAME-Eval {source or 'evaluator'} ({self.config}, base {self._base})"
+        self._id: str | None = None
+
+    @property
+    def id(self) -> str:
+        """``drame-eval-<hash>`` of the config, the scored dimensions, the base model and the
+        adapter (LoRA) weights, or every weight of a model without an adapter: another adapter
+        or another training step never matches."""
+        if self._id is None:
+            h = hashlib.sha256(json.dumps([self.config, self.scored, self._base]).encode())
+            params = sorted(self.model.named_parameters())
+            for name, param in [p for p in params if "lora_" in p[0]] or params:
+                h.update(name.encode())
+                h.update(param.detach().float().cpu().numpy().tobytes())
+            self._id = f"drame-eval-{h.hexdigest()[:16]}"
+        return self._id
 
     @classmethod
     def from_pretrained(
@@ -267,11 +261,16 @@ class DrameEvalScorer:
         model = PeftModel.from_pretrained(model, source)
         if device is not None:
             model = model.to(device)
-        return cls(
-            model.eval(), processor, info.config, dimensions=info.dimensions, batch_size=batch_size
-        )
+        return cls(model.eval(), processor, info.config, dimensions=info.dimensions,
+                   batch_size=batch_size, info=info, source=source)  # fmt: skip
 
     # -- public API ------------------------------------------------------------------------
+
+    def score(self, clips: Iterable[ClipInput], *, progress: bool = False) -> list[ClipScores]:
+        """Score :class:`~.base.ClipInput` items (the :class:`~.base.Scorer` contract), reading
+        ``batch_size`` clips at a time; unusable audio is a failure of kind ``"input"``."""
+        loaded = (_clip_or_failure(c.id, clip_from_input, c) for c in clips)
+        return self._score_stream(loaded, True, progress, _length(clips))
 
     def score_clips(
         self, clips: Iterable[Clip], *, shared_prefix: bool = True, progress: bool = False
@@ -295,22 +294,6 @@ class DrameEvalScorer:
         """
         clips = (_clip_or_failure(row["id"], clip_from_row, row) for row in rows)
         return self._score_stream(clips, shared_prefix, progress, _length(rows))
-
-    def score_files(
-        self,
-        paths: Iterable[str | os.PathLike],
-        fields: Mapping[str, Any],
-        *,
-        shared_prefix: bool = True,
-        progress: bool = False,
-    ) -> list[ClipScores]:
-        """Score audio files that share the context ``fields``, reading ``batch_size`` files at
-        a time (memory stays flat); ids are the paths.
-
-        A file that cannot be read or used is recorded as a failure naming it.
-        """
-        clips = (_clip_or_failure(p, clip_from_file, p, fields) for p in paths)
-        return self._score_stream(clips, shared_prefix, progress, _length(paths))
 
     # -- internals -------------------------------------------------------------------------
 
@@ -361,7 +344,9 @@ class DrameEvalScorer:
             try:
                 encoded.append((i, self.encoder.encode_prefix(clip.samples, clip.fields)))
             except (KeyError, ValueError) as exc:
-                results[i].error = f"cannot encode clip {clip.id!r}: {exc}"
+                results[i] = ClipScores.failure(
+                    clip.id, f"cannot encode clip {clip.id!r}: {exc}", "input", clip.audio
+                )
         if not encoded:
             return results
         prefixes = [p for _, p in encoded]
@@ -374,6 +359,13 @@ class DrameEvalScorer:
                     if shared_prefix
                     else self._full_forward_logprobs(prefixes)
                 )
+        except (RuntimeError, MemoryError) as exc:  # out of memory, a device error: retryable
+            why = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+            for i, _ in encoded:
+                results[i] = ClipScores.failure(
+                    clips[i].id, f"{clips[i].id}: the model failed ({why})", "model", clips[i].audio
+                )
+            return results
         finally:
             self.model.train(was_training)
         for (i, _), clip_logprobs in zip(encoded, logprobs, strict=True):
@@ -388,7 +380,7 @@ class DrameEvalScorer:
         import torch
 
         trunk, head = _modules(self.model)
-        device, n_dims = self._device(), len(self.dimensions)
+        device, n_dims = self._device(), len(self.scored)
         ids, mask = pad([p.input_ids for p in prefixes], self.encoder.pad_id, "left")
         ids, mask = ids.to(device), mask.to(device)
         audio = {k: v.to(device) for k, v in stack_audio(prefixes).items()}
@@ -399,7 +391,7 @@ class DrameEvalScorer:
         cache = out.past_key_values
         cache.batch_repeat_interleave(n_dims)  # rows: clip 0 dim 0..D-1, clip 1 dim 0..D-1, ...
 
-        suffixes = [self.encoder.suffix_ids[d] for _ in prefixes for d in self.dimensions]
+        suffixes = [self.encoder.suffix_ids[d] for _ in prefixes for d in self.scored]
         sids, smask = pad(suffixes, self.encoder.pad_id, "right")
         sids, smask = sids.to(device), smask.to(device)
         lengths = mask.sum(-1).repeat_interleave(n_dims)
@@ -424,7 +416,7 @@ class DrameEvalScorer:
         rows = []
         for prefix in prefixes:
             audio = {k: v.to(device) for k, v in stack_audio([prefix]).items()}
-            for d in self.dimensions:
+            for d in self.scored:
                 ids = torch.tensor([prefix.input_ids + self.encoder.suffix_ids[d]], device=device)
                 logits = self.model(
                     input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False, **audio
@@ -441,32 +433,35 @@ class DrameEvalScorer:
         import torch
 
         width = max(len(ids) for ids in self.encoder.label_ids.values())
-        index = torch.zeros((len(self.dimensions), width), dtype=torch.long)
-        valid = torch.zeros((len(self.dimensions), width), dtype=torch.bool)
-        for i, d in enumerate(self.dimensions):
+        index = torch.zeros((len(self.scored), width), dtype=torch.long)
+        valid = torch.zeros((len(self.scored), width), dtype=torch.bool)
+        for i, d in enumerate(self.scored):
             ids = self.encoder.label_ids[d]
             index[i, : len(ids)] = torch.tensor(ids)
             valid[i, : len(ids)] = True
-        n_clips = logits.shape[0] // len(self.dimensions)
+        n_clips = logits.shape[0] // len(self.scored)
         index = index.to(logits.device).repeat(n_clips, 1)
         valid = valid.to(logits.device).repeat(n_clips, 1)
         logp = torch.log_softmax(logits.float(), dim=-1).gather(1, index)
-        return logp.masked_fill(~valid, float("-inf")).view(n_clips, len(self.dimensions), width)
+        return logp.masked_fill(~valid, float("-inf")).view(n_clips, len(self.scored), width)
 
     def _fill(self, result: ClipScores, clip_logprobs: Any) -> None:
         import torch
 
-        for dim, row in zip(self.dimensions, clip_logprobs, strict=True):
+        for dim, row in zip(self.scored, clip_logprobs, strict=True):
             r = rubric(self.config, dim)
             logp = row[: len(r.labels)]
             if not bool(torch.isfinite(logp).all()):
-                result.scores = {}
+                result.scores, result.distributions, result.label_mass = {}, {}, {}
+                result.content_pass = None
                 result.error = f"non-finite model output for {dim} of clip {result.id!r}"
+                result.error_kind = "model"
                 return
             probs = torch.softmax(logp, dim=-1).tolist()
-            result.scores[dim] = DimensionScore(
-                r.labels,
-                tuple(probs),
-                float(sum(v * p for v, p in zip(r.values, probs, strict=True))),
-                float(torch.logsumexp(logp, dim=-1).exp()),
-            )
+            expected = float(sum(v * p for v, p in zip(r.values, probs, strict=True)))
+            result.label_mass[dim] = float(torch.logsumexp(logp, dim=-1).exp())
+            if dim == CONTENT_PASS:
+                result.content_pass = expected
+            else:
+                result.scores[dim] = expected
+                result.distributions[dim] = probs

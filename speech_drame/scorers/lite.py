@@ -24,7 +24,7 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,22 +32,26 @@ from typing import Any
 import numpy as np
 
 from speech_drame.atomic_io import replace_dir, staging_dir, write_bytes, write_json
-from speech_drame.audio import AudioFacts
 from speech_drame.features import prosody
 from speech_drame.features.blueprint import FEATURE_VERSIONS, Blueprint
 from speech_drame.features.common import require, torch_threads
-from speech_drame.schema import CONTENT_PASS, SCORE_MAX, SCORE_MIN, Config, check_config, dimensions
+from speech_drame.schema import (
+    CONTENT_PASS,
+    CONTEXTS,
+    SCORE_MAX,
+    SCORE_MIN,
+    Config,
+    check_config,
+    dimensions,
+)
+
+from .base import ClipInput, ClipScores, ScorerError
 
 FORMAT_VERSION = 2  # 2: config.json records weights_sha256
 N_LEVELS = SCORE_MAX - SCORE_MIN + 1
 LEVELS = np.arange(SCORE_MIN, SCORE_MAX + 1, dtype=np.float64)
 CONFIG_FILE, WEIGHTS_FILE = "config.json", "model.safetensors"
 SCORER_ENV = "SPEECH_DRAME_LITE_SCORER"
-# context name -> what it is compared with; the realism names map to dataset columns
-CONTEXTS: dict[str, tuple[str, ...]] = {
-    "archetype": ("question",),
-    "realism": ("profile", "scene", "traits"),
-}
 # clip embeddings that enter the vector as they are (realism overfits on them: 256 clips)
 CLIP_EMBEDDINGS: dict[str, tuple[str, ...]] = {
     "archetype": ("transcript", "speaker"),
@@ -113,10 +117,6 @@ _SCALARS: tuple[tuple[str, str], ...] = (
         )
     ),
 )
-
-
-class ScorerError(RuntimeError):
-    """A scorer folder that cannot be used (missing, malformed, trained on other features)."""
 
 
 def default_scorer_dir() -> Path:
@@ -219,32 +219,6 @@ def feature_vector(bp: Blueprint, mode: Config) -> np.ndarray:
     return feature_matrix([bp], mode)[0]
 
 
-@dataclass
-class ClipScores:
-    """One clip's scores: per dimension the expected score and its 1..5 distribution.
-
-    ``audio`` is what reading the clip measured and did (duration, the 30 s cut, peak and the
-    gain that fitted it into [-1, 1]), when known.
-    """
-
-    source: str
-    scores: dict[str, float]
-    distributions: dict[str, list[float]]
-    content_pass: float | None = None  # archetype: probability that the content passes
-    transcript: str = ""
-    audio: AudioFacts | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"source": self.source, "transcript": self.transcript}
-        if self.content_pass is not None:
-            out[CONTENT_PASS] = self.content_pass
-        out["scores"] = self.scores
-        out["distributions"] = self.distributions
-        if self.audio is not None:
-            out["audio"] = self.audio.to_dict()
-        return out
-
-
 def _build_net(
     n_in: int,
     dims: Sequence[str],
@@ -333,7 +307,7 @@ class LiteScorer:
         expected = probs @ LEVELS
         return [
             ClipScores(
-                source=b.source,
+                b.source,
                 scores={d: float(expected[i, j]) for j, d in enumerate(self.dimensions)},
                 distributions={d: probs[i, j].tolist() for j, d in enumerate(self.dimensions)},
                 content_pass=float(p[i]) if p is not None else None,
@@ -461,7 +435,7 @@ class LiteScorer:
         )
 
 
-def load_scorer(mode: Config, path: str | os.PathLike | None = None) -> LiteScorer:
+def load_lite_scorer(mode: Config, path: str | os.PathLike | None = None) -> LiteScorer:
     """The scorer for ``mode`` from ``path`` (a scorer folder, or a folder holding one per
     mode as ``<path>/<mode>``); default :func:`default_scorer_dir`."""
     root = Path(path) if path is not None else default_scorer_dir()
@@ -475,6 +449,87 @@ def load_scorer(mode: Config, path: str | os.PathLike | None = None) -> LiteScor
     if scorer.mode != mode:
         raise ScorerError(f"{folder}: a {scorer.mode} scorer, not {mode}")
     return scorer
+
+
+def lite_scorer_id(scorer: LiteScorer) -> str:
+    """``lite-<hash>`` of a LiteScorer's config and weights: results of another scorer never
+    match."""
+    h = hashlib.sha256(json.dumps(scorer.config(), sort_keys=True).encode())
+    for name, tensor in sorted(scorer.net.state_dict().items()):
+        h.update(name.encode())
+        h.update(tensor.detach().cpu().numpy().tobytes())
+    return f"lite-{h.hexdigest()[:16]}"
+
+
+class LiteEvaluator:
+    """A trained :class:`LiteScorer` as a :class:`~.base.Scorer` (``lite[:PATH]``).
+
+    Each clip's blueprint is extracted (read from the feature cache ``cache`` when there,
+    ``workers`` clips at once, ``batch_size`` clips decoded at a time) and scored. A clip the
+    features cannot use (unreadable, no speech heard, an undefined feature) is a failure of kind
+    ``"input"``; an extractor or network that crashes on it one of kind ``"model"``.
+    """
+
+    def __init__(
+        self,
+        model: LiteScorer,
+        folder: str | os.PathLike | None = None,
+        *,
+        cache: Any = "default",
+        workers: int | None = None,
+        batch_size: int = 32,
+    ):
+        self.model, self.cache, self.workers, self.batch_size = model, cache, workers, batch_size
+        self.config: Config = model.mode
+        self.dimensions = model.dimensions
+        self.content_pass = model.content_pass
+        self.id = lite_scorer_id(model)
+        where = f" {folder}" if folder is not None else ""
+        self.description = f"LiteScorer{where} ({self.config})"
+        self.training_data = model.info
+
+    @classmethod
+    def load(cls, path: str | os.PathLike | None, config: Config, **settings: Any) -> LiteEvaluator:
+        """The scorer of ``config`` at ``path`` (see :func:`load_lite_scorer`)."""
+        root = Path(path) if path is not None else default_scorer_dir()
+        folder = root / config if (root / config / CONFIG_FILE).is_file() else root
+        return cls(load_lite_scorer(config, path), folder, **settings)
+
+    def score(self, clips: Iterable[ClipInput], *, progress: bool = False) -> list[ClipScores]:
+        from collections import deque
+
+        from speech_drame.features.blueprint import iter_blueprints
+
+        ids: deque[str] = deque()
+
+        def sources():
+            for clip in clips:
+                ids.append(clip.id)
+                yield clip.audio, clip.context
+
+        total = len(clips) if isinstance(clips, Sized) else None
+        stream = iter_blueprints(sources(), self.cache, self.workers, progress,
+                                 batch_size=self.batch_size, total=total)  # fmt: skip
+        out = []
+        for blueprint, failure in stream:
+            clip_id = ids.popleft()
+            if blueprint is None:
+                out.append(ClipScores.failure(clip_id, failure.reason, failure.kind))
+                continue
+            try:
+                check_blueprint(blueprint, self.config)
+            except ValueError as exc:
+                out.append(ClipScores.failure(clip_id, str(exc), "input", blueprint.audio))
+                continue
+            try:
+                (result,) = self.model.score_blueprints([blueprint])
+            except RuntimeError as exc:
+                why = f"{clip_id}: the LiteScorer failed ({type(exc).__name__}: {exc})"
+                out.append(ClipScores.failure(clip_id, why, "model", blueprint.audio))
+                continue
+            result.id = clip_id
+            out.append(result)
+        return out
 
 
 # --- training ----------------------------------------------------------------------------

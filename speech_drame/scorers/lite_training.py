@@ -4,7 +4,8 @@
 streamed from its parquet shards (:class:`SplitStream`) through feature extraction in bounded
 batches (cached per clip), keeping only each clip's blueprint and labels, so memory does not
 grow with the number of clips. One scorer per config is trained on ``train``, scored on each
-other split with :func:`speech_drame.metrics.alignment_table`, printed as a per-dimension
+other split through the scorer contract (:func:`.evaluation.evaluate_scorer`, the path every
+scorer is evaluated by; its features are read back from the cache), printed as a per-dimension
 table and saved where ``speech-drame score`` and the Space look by default; ``metrics.json``
 beside the scorers is written last.
 """
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from speech_drame.atomic_io import write_json
-from speech_drame.dataset_card import synthetic_label_note
+from speech_drame.data.card import synthetic_label_note
 from speech_drame.features.blueprint import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_CACHE,
@@ -28,8 +29,20 @@ from speech_drame.features.blueprint import (
     CacheArg,
     iter_blueprints,
 )
-from speech_drame.schema import CONTENT_PASS, RUBRIC_NAMES, SPLITS, Config, check_config, dimensions
+from speech_drame.schema import (
+    CONTENT_PASS,
+    CONTEXT_COLUMNS,
+    CONTEXTS,
+    RUBRIC_NAMES,
+    SPLITS,
+    Config,
+    check_config,
+    context_from_row,
+    dimensions,
+)
+from speech_drame.scorers.evaluation import SplitReport, evaluate_scorer
 from speech_drame.scorers.lite import (
+    LiteEvaluator,
     LiteScorer,
     TrainingOptions,
     check_blueprint,
@@ -40,13 +53,6 @@ from speech_drame.scorers.lite import (
 METRICS_FILE = "metrics.json"  # written into the output folder after every scorer is saved
 METRICS_FORMAT = 1
 
-# realism context name -> dataset column
-REALISM_CONTEXT_COLUMNS = {
-    "profile": "char_profile",
-    "scene": "local_scene",
-    "traits": "char_style",
-}
-
 
 @dataclass
 class Example:
@@ -56,13 +62,6 @@ class Example:
     source: bytes
     contexts: dict[str, str]
     labels: dict[str, list[Any]]  # dimension -> every annotator's rating
-
-
-def contexts_of(row: Mapping[str, Any], config: Config) -> dict[str, str]:
-    """The context texts of a dataset row, named as the scorer names them."""
-    if config == "archetype":
-        return {"question": row["question"]}
-    return {name: row[col] for name, col in REALISM_CONTEXT_COLUMNS.items()}
 
 
 class SplitStream:
@@ -92,7 +91,7 @@ class SplitStream:
         self.label_keys = [d for d in dimensions(self.config) if d in features["annotations"]]
         if self.config == "archetype":
             self.label_keys.append(CONTENT_PASS)
-        context = ["question"] if self.config == "archetype" else REALISM_CONTEXT_COLUMNS.values()
+        context = [CONTEXT_COLUMNS[name] for name in CONTEXTS[self.config]]
         self.columns = ["id", "audio", "annotations", *context]
         splits = builder.info.splits or {}
         self.n_rows: int | None = splits[split].num_examples if split in splits else None
@@ -120,7 +119,7 @@ class SplitStream:
         return Example(
             row["id"],
             audio["bytes"],
-            contexts_of(row, self.config),
+            context_from_row(row, self.config, f"{self.where} {row['id']}"),
             {k: list(row["annotations"][k]) for k in self.label_keys},
         )
 
@@ -177,31 +176,6 @@ def extract_split(
         for k, v in labels.items():
             out.labels[k].append(v)
     return out
-
-
-@dataclass
-class SplitReport:
-    """Alignment of one scorer on one split, and the clips it could not score."""
-
-    split: str
-    table: dict[str, Any]
-    n_scored: int
-    failures: dict[str, str]
-
-
-def evaluate(scorer: LiteScorer, data: ExtractedSplit) -> SplitReport:
-    """Score a split's clips and compare with its annotators (``drame_metric``'s statistics)."""
-    from speech_drame.metrics import alignment_table
-
-    scored = scorer.score_blueprints(data.blueprints)
-    dims = list(scorer.dimensions) + ([CONTENT_PASS] if scorer.content_pass else [])
-    preds = [
-        [s.scores[d] for d in scorer.dimensions] + ([s.content_pass] if scorer.content_pass else [])
-        for s in scored
-    ]
-    refs = [[data.labels[d][i] for d in dims] for i in range(len(data.blueprints))]
-    table = alignment_table(preds, refs, dims)
-    return SplitReport(data.split, table, len(data.blueprints), dict(data.failures))
 
 
 @dataclass
@@ -347,8 +321,9 @@ def train_and_evaluate(
         train = extract_split(dataset_dir, config, "train", cache, progress, batch_size)
         scorer, training = _train_one(dataset_dir, config, options, train)
         del train  # the train blueprints are not needed for evaluation
+        evaluator = LiteEvaluator(scorer, cache=cache, batch_size=batch_size)
         reports = [
-            evaluate(scorer, extract_split(dataset_dir, config, split, cache, progress, batch_size))
+            evaluate_scorer(evaluator, dataset_dir, split, progress)
             for split in SPLITS[config]
             if split != "train"
         ]

@@ -1,6 +1,12 @@
 """DRAME-Eval fine-tuning: LoRA on an audio-LLM with Trainer + PEFT (``train.py`` calls this)."""
 
-__all__ = ["SetupError"]
+from .._lazy import lazy_attributes
+
+__all__ = ["SetupError", "export_evaluator", "main", "push_evaluator", "train"]
+__getattr__, __dir__ = lazy_attributes(
+    __name__,
+    {"export_evaluator": ".export", "main": ".run", "push_evaluator": ".hub", "train": ".run"},
+)
 
 
 class SetupError(Exception):

@@ -54,7 +54,7 @@ def index_examples(
     for i, ann in enumerate(annotations):
         for dim in dimensions:
             if dim not in ann:
-                raise KeyError(f"row {i}: annotations have no {dim!r} (have {sorted(ann)})")
+                raise ValueError(f"row {i}: annotations have no {dim!r} (have {sorted(ann)})")
             if valid_labels(ann[dim]):
                 pairs.append((i, dim))
             else:

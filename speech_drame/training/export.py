@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..atomic_io import replace_dir, staging_dir, strict_json, write_json, write_text
-from ..model_card import read_dataset_card, render_model_card
+from ..model_card import read_data_card, render_model_card
 from ..scorers.drame_eval import EVALUATOR_DIR
 
 if TYPE_CHECKING:
-    from ..scorers.drame_eval import ClipScores, EvaluatorInfo
+    from ..scorers.base import ClipScores
+    from ..scorers.drame_eval import EvaluatorInfo
     from .arguments import DataArguments, DrameEvalTrainingArguments, LoraArguments
 
 METRICS_FILE = "metrics.json"
@@ -114,7 +115,7 @@ def export_evaluator(
             dataset=data_args.dataset,
             train_split=data_args.train_split,
             recipe=training_recipe(lora_args, args, metrics),
-            dataset_card=read_dataset_card(data_args.dataset),
+            data_card=read_data_card(data_args.dataset),
             load_id=hub_model_id or str(target),
         )
         write_text(stage / "README.md", card)

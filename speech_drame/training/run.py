@@ -32,8 +32,9 @@ from typing import TYPE_CHECKING, Any
 from ..atomic_io import strict_json
 from ..audio_llm.tiny import TINY_MODEL
 from ..prompts import scored_dimensions
-from ..schema import SPLITS, Config, check_config
-from ..scorers.drame_eval import HUB_ID, ClipScores, DrameEvalScorer, EvaluatorInfo
+from ..schema import CONTENT_PASS, SPLITS, Config, check_config
+from ..scorers.base import ClipScores
+from ..scorers.drame_eval import HUB_ID, DrameEvalScorer, EvaluatorInfo
 from . import SetupError
 from .export import evaluator_dir
 
@@ -75,7 +76,7 @@ def load_data(data_args: DataArguments) -> tuple[Config, Any, tuple[str, ...]]:
     config = check_config(data_args.dataset_config_name)
     data = load_dataset(data_args.dataset, config)
     if data_args.train_split not in data:
-        raise KeyError(
+        raise SetupError(
             f"{data_args.dataset} ({config}) has no split {data_args.train_split!r}; "
             f"splits: {', '.join(data)}"
         )
@@ -89,7 +90,7 @@ def eval_splits(data_args: DataArguments, config: Config, available: Sequence[st
     if data_args.eval_splits:
         missing = [s for s in data_args.eval_splits if s not in available]
         if missing:
-            raise KeyError(f"eval split(s) {', '.join(missing)} not in {', '.join(available)}")
+            raise SetupError(f"eval split(s) {', '.join(missing)} not in {', '.join(available)}")
         return list(data_args.eval_splits)
     return [s for s in SPLITS[config] if s in available and s != data_args.train_split]
 
@@ -130,7 +131,7 @@ def evaluate_split(
         reasons = "; ".join(f["reason"] for f in failures[:3])
         raise RuntimeError(f"no clip of the split could be scored: {reasons}")
     table = alignment_table(
-        [[r.scores[d].expected for d in dimensions] for r, _ in ok],
+        [[r.content_pass if d == CONTENT_PASS else r.scores[d] for d in dimensions] for r, _ in ok],
         [[list(a[d]) for d in dimensions] for _, a in ok],
         list(dimensions),
     )
@@ -337,7 +338,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def training_data(dataset: str, split: str, n_train: int) -> dict[str, Any]:
     """What the evaluator learned from, as its config records it (the Space shows it). A Hub
     dataset's card is not read here, so whether its labels are synthetic stays unknown."""
-    from speech_drame.dataset_card import synthetic_label_note
+    from speech_drame.data.card import synthetic_label_note
 
     local = Path(dataset).is_dir()
     note = synthetic_label_note(dataset) if local else None

@@ -9,3 +9,23 @@
 - :mod:`.baseline`: handcrafted acoustic features with logistic regression on feature
   differences, 5-fold cross-validation.
 """
+
+from ..._lazy import lazy_attributes
+
+__all__ = [
+    "PairSet",
+    "Ranker",
+    "RankerConfig",
+    "demo_pairs",
+    "load_pairs",
+    "run_baseline",
+    "train_ranker",
+]
+_MODULES = {
+    ".pairs": ("PairSet", "demo_pairs", "load_pairs"),
+    ".ranker": ("Ranker", "RankerConfig", "train_ranker"),
+    ".baseline": ("run_baseline",),
+}
+__getattr__, __dir__ = lazy_attributes(
+    __name__, {name: module for module, names in _MODULES.items() for name in names}
+)

@@ -10,3 +10,20 @@ Two separate protocols, as the paper keeps them apart:
 The math lives in :mod:`.spatial`, :mod:`.f0_frame_error`, :mod:`.character_error_rate` and
 :mod:`.spatial_embedder`; :mod:`.manifest` reads the inputs.
 """
+
+from ..._lazy import lazy_attributes
+
+__all__ = [
+    "ProtocolResult",
+    "read_manifest",
+    "score_dramas",
+    "score_sentences",
+    "write_results",
+]
+_MODULES = {
+    ".protocol": ("ProtocolResult", "score_dramas", "score_sentences", "write_results"),
+    ".manifest": ("read_manifest",),
+}
+__getattr__, __dir__ = lazy_attributes(
+    __name__, {name: module for module, names in _MODULES.items() for name in names}
+)

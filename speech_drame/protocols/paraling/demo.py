@@ -90,6 +90,8 @@ def response_text(query: Query) -> str:
 def build_demo(out: str | os.PathLike, queries: Sequence[Query] | None = None) -> Path:
     """Write ``queries.jsonl`` (with spoken queries) and ``responses/<system>/<id>.wav``."""
     out = Path(out)
+    if out.exists() and not out.is_dir():  # refused before any audio is synthesized
+        raise NotADirectoryError(f"{out}: exists and is not a folder")
     queries = list(queries) if queries is not None else demo_queries()
     spoken = synthesize_queries(queries, out / "query_audio")
     renderings, paths = [], []

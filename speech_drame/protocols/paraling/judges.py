@@ -17,11 +17,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from speech_drame.audio import SCORED_SECONDS, probe_seconds
 from speech_drame.features.blueprint import Blueprint
 from speech_drame.judges.client import ChatClient
+from speech_drame.scorers.base import Scorer
 
 from ..chat_answers import VerdictError, ask_json
 from .queries import Query
+from .scorer_aspects import ScorerAspects
 
 ASPECTS: tuple[str, ...] = ("content", "fluency", "paralinguistics")
 ASPECT_NAMES: dict[str, dict[str, str]] = {
@@ -213,35 +216,67 @@ AspectScorer = Callable[[Query, Blueprint], Mapping[str, float]]
 
 
 class OfflineComparator:
-    """Rates both responses with ``scorer`` (0-3 per aspect) and compares the summed ratings.
+    """Rates both responses (0-3 per aspect) and compares the summed ratings.
 
-    A difference of at most ``margin`` is a tie. ``context``: the queries whose response
-    blueprints need their similarity to the query text: ``"situational"`` (what the rule
-    scorer reads) or ``"all"`` (what a LiteScorer reads). The analysis names each response's speech
-    span (from voice activity) and ratings, so it is grounded in timestamps like the chat
-    judge's.
+    ``scorer`` is either an :data:`AspectScorer` over blueprints (the rule scorer,
+    :func:`.rule_scorer.rule_aspect_scores`) or any archetype
+    :class:`~speech_drame.scorers.base.Scorer` (a LiteScorer, DRAME-Eval, a chat judge), whose
+    scores of each response (with the query text as its prompt) are mapped to the aspects by
+    :class:`.scorer_aspects.ScorerAspects`.
+
+    A difference of at most ``margin`` is a tie. ``context`` (blueprint scorers): the queries
+    whose response blueprints need their similarity to the query text: ``"situational"`` (what
+    the rule scorer reads) or ``"all"``. The analysis names each response's speech span (from
+    voice activity; for a :class:`Scorer`, the span it judged) and ratings, so it is grounded in
+    timestamps like the chat judge's.
     """
 
-    name = "offline"
-    needs_blueprints = True
-
-    def __init__(self, scorer: AspectScorer, margin: float = 0.25, context: str = "situational"):
+    def __init__(
+        self, scorer: AspectScorer | Scorer, margin: float = 0.25, context: str = "situational"
+    ):
         if margin < 0:
             raise ValueError(f"margin must be >= 0, got {margin}")
         if context not in ("situational", "all"):
             raise ValueError(f"context must be 'situational' or 'all', got {context!r}")
-        self.scorer, self.margin, self.context = scorer, margin, context
+        self.margin, self.context = margin, context
+        self.aspects: ScorerAspects | None = None
+        if isinstance(scorer, Scorer):
+            self.aspects = ScorerAspects(scorer)
+        self.scorer = scorer
+        self.needs_blueprints = self.aspects is None
+        self.name = "offline" if self.aspects is None else f"offline:{scorer.id}"
 
     def wants_context(self, query: Query) -> bool:
         return self.context == "all" or query.task == "situational_adaptation"
 
+    def prepare(self, responses: Sequence[tuple[Query, str]]) -> None:
+        """Score every ``(query, response audio)`` of a run at once (a :class:`Scorer` works in
+        batches); nothing to do for a blueprint scorer."""
+        if self.aspects is not None:
+            self.aspects.prepare(responses)
+
+    def _rate(self, query: Query, response: Response) -> Mapping[str, float]:
+        if self.aspects is not None:
+            return self.aspects.rate(query, response.audio).aspects
+        if response.blueprint is None:
+            raise ValueError(f"offline comparator needs the blueprint of {response.audio}")
+        return self.scorer(query, response.blueprint)
+
+    def _span(self, query: Query, response: Response) -> str:
+        """What the ratings of ``response`` rest on: its speech span, or the span scored."""
+        if self.aspects is not None:
+            seconds = self.aspects.rate(query, response.audio).seconds
+            if seconds is None:  # a scorer that reports no audio facts judged the first 30 s
+                seconds = min(probe_seconds(response.audio), SCORED_SECONDS)
+            return f"scored 0.00-{seconds:.2f} s"
+        segments = response.blueprint.voice_activity.segments
+        return f"speech {segments[0][0]:.2f}-{segments[-1][1]:.2f} s" if segments else "no speech"
+
     def compare(self, query: Query, first: Response, second: Response) -> PositionVerdict:
         ratings, notes = [], []
         for i, response in enumerate((first, second), start=1):
-            if response.blueprint is None:
-                raise ValueError(f"offline comparator needs the blueprint of {response.audio}")
             try:
-                rated = self.scorer(query, response.blueprint)
+                rated = self._rate(query, response)
                 r = {a: float(rated[a]) for a in ASPECTS}
             except ValueError as exc:  # e.g. a feature the scorer needs is undefined
                 raise VerdictError(f"response {i} ({response.audio}): {exc}") from None
@@ -249,11 +284,8 @@ class OfflineComparator:
             if undefined:
                 raise VerdictError(f"response {i} ({response.audio}): {undefined} undefined")
             ratings.append(r)
-            segments = response.blueprint.voice_activity.segments
-            span = f"{segments[0][0]:.2f}-{segments[-1][1]:.2f} s" if segments else "no speech"
-            notes.append(
-                f"response {i}: speech {span}; " + ", ".join(f"{a} {r[a]:.2f}" for a in ASPECTS)
-            )
+            span = self._span(query, response)
+            notes.append(f"response {i}: {span}; " + ", ".join(f"{a} {r[a]:.2f}" for a in ASPECTS))
         diff = sum(ratings[0].values()) - sum(ratings[1].values())
         winner = 0 if abs(diff) <= self.margin else (1 if diff > 0 else 2)
         return PositionVerdict((ratings[0], ratings[1]), winner, "; ".join(notes))

@@ -3,10 +3,11 @@
 Responses live at ``<responses>/<system>/<query id>.wav``. For each candidate the play order
 of each query comes from :func:`.judges.presentation_orders` with the run's seed (recorded in
 the report). Offline judges get blueprints from the feature cache, with the similarity of a
-response to its query text (the ``question`` context) where the judge asks for it. A missing
-or unreadable response (or one the ASR heard no words in, when a similarity is needed), or an
-unusable verdict, is a failed judgment: counted per group, listed with its reason, never
-scored as a tie.
+response to its query text (the ``question`` context) where the judge asks for it; a judge
+with a ``prepare`` method gets every response (with its query) before the first comparison,
+so a scorer can rate them in batches. A missing or unreadable response (or one the ASR heard
+no words in, when a similarity is needed), or an unusable verdict, is a failed judgment:
+counted per group, listed with its reason, never scored as a tie.
 """
 
 from __future__ import annotations
@@ -116,6 +117,10 @@ def run_paraling(
     errors: dict[str, str] = {}
     if judge.needs_blueprints:
         blueprints, errors = _blueprints(queries, root, [baseline, *candidates], cache, judge)
+    prepare = getattr(judge, "prepare", None)
+    if prepare is not None:  # e.g. a scorer rates every response at once, in its batches
+        prepare([(q, str(p)) for q in queries for s in (baseline, *candidates)
+                 if (p := response_path(root, s, q.id)).is_file()])  # fmt: skip
     for cand in candidates:
         orders = presentation_orders([q.id for q in queries], cand, seed)
         for q in queries:

@@ -5,3 +5,20 @@
 - :mod:`.judges`: the offline rule judge and the chat (text LLM) judge;
 - :mod:`.hcot`: the HCoT label loader and evaluation against it.
 """
+
+from ..._lazy import lazy_attributes
+
+__all__ = [
+    "Pair",
+    "TraceRun",
+    "fuse_labels",
+    "load_pairs",
+    "run_trace",
+]
+_MODULES = {
+    ".protocol": ("Pair", "TraceRun", "load_pairs", "run_trace"),
+    ".labels": ("fuse_labels",),
+}
+__getattr__, __dir__ = lazy_attributes(
+    __name__, {name: module for module, names in _MODULES.items() for name in names}
+)

@@ -93,6 +93,8 @@ def _clip_name(pair_index: int, response: Response) -> str:
 def build_demo(out: str | Path) -> tuple[Path, Path]:
     """Write ``pairs.jsonl``, ``hcot.jsonl`` and the response wavs into ``out``."""
     out = Path(out)
+    if out.exists() and not out.is_dir():  # refused before any audio is synthesized
+        raise NotADirectoryError(f"{out}: exists and is not a folder")
     pairs, gold, clips = [], [], {}
     for i, (a, b) in enumerate(PAIRS):
         request, right, wrong = REQUESTS[i % len(REQUESTS)]

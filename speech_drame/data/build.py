@@ -25,12 +25,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import atomic_io
-from .audio import AudioError, load_audio
-from .dataset_card import render_card
-from .dataset_features import dataset_features, record_row
+from .. import atomic_io
+from ..audio import AudioError, load_audio
+from ..schema import CONFIGS, SEMANTIC_MATCH, Config, RecordError, validate_record
+from .card import render_card
+from .features import config_features, record_row
 from .release import JsonlFile, RawLine, find_jsonl_files, iter_lines, resolve_wav_path
-from .schema import CONFIGS, SEMANTIC_MATCH, Config, RecordError, validate_record
 
 SHARD_BYTES = 256 * 2**20  # audio bytes per parquet shard
 ROW_GROUP_BYTES = 32 * 2**20  # bounded memory while writing and reading
@@ -270,7 +270,7 @@ def build_dataset(
     staging = atomic_io.staging_dir(out)
     (staging / OWNER_FILE).write_text(str(os.getpid()), encoding="utf-8")
     try:
-        features = {c: dataset_features(c, tuple(sorted(extras[c]))) for c in CONFIGS}
+        features = {c: config_features(c, tuple(sorted(extras[c]))) for c in CONFIGS}
         writers: dict[tuple[Config, str], _ShardWriter] = {}  # one per split, across files
         na_counts: Counter = Counter()
         annotators: dict[str, Counter] = defaultdict(Counter)

@@ -1,4 +1,4 @@
-"""`datasets.Features` of the Hub-ready dataset, and the row each validated record becomes.
+"""`datasets.Features` of each config of the Hub dataset, and the row a validated record becomes.
 
 Official fields keep their official names and nesting; typed columns are added beside them:
 ``audio`` (16 kHz mono on decode), ``duration_s`` and, for realism, ``not_applicable`` (which
@@ -11,8 +11,8 @@ from typing import Any
 
 from datasets import Audio, Features, List, Value
 
-from .audio import TARGET_SR
-from .schema import (
+from ..audio import TARGET_SR
+from ..schema import (
     ARCHETYPE_COMMENTS,
     ARCHETYPE_DIMENSIONS,
     ARCHETYPE_TEXT_FIELDS,
@@ -35,7 +35,7 @@ def score_fields(config: Config, extra_dims: tuple[str, ...] = ()) -> tuple[str,
     return (*REALISM_DIMENSIONS, *extra_dims)
 
 
-def dataset_features(config: Config, extra_dims: tuple[str, ...] = ()) -> Features:
+def config_features(config: Config, extra_dims: tuple[str, ...] = ()) -> Features:
     """Features of one config's parquet shards."""
     audio = Audio(sampling_rate=TARGET_SR, num_channels=1)
     if config == "archetype":

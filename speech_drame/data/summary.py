@@ -7,8 +7,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from .dataset_card import synthetic_label_note
-from .schema import CONFIGS, CONTENT_PASS, SCORE_MAX, SCORE_MIN, dimensions
+from ..schema import CONFIGS, CONTENT_PASS, SCORE_MAX, SCORE_MIN, dimensions
+from .card import synthetic_label_note
 
 SYNTHETIC_WARNING = (
     "These labels are synthetic proxy labels (simulated annotators), not human ratings: "

@@ -3,8 +3,9 @@
 Each row is one JSON line appended with a single ``os.write`` on an ``O_APPEND`` descriptor and
 ``fsync``-ed, so a crash leaves every earlier row intact and at most one torn final line.
 Reading drops a torn final line (and opening for append first cuts it off), so a rerun never
-builds on a half-written row. Rows are keyed (by a caller-chosen tuple of fields); the first
-row of a key wins, which makes merging files and resuming runs free of duplicates.
+builds on a half-written row. Rows are keyed (by a caller-chosen tuple of fields) and never
+rewritten: a later row of a key supersedes the earlier ones (:func:`latest_rows`), so scoring a
+clip again (a transient failure retried) appends its new result and the file keeps its history.
 """
 
 from __future__ import annotations
@@ -47,16 +48,23 @@ def row_key(row: dict[str, Any], fields: Sequence[str]) -> tuple:
     return tuple(row.get(f) for f in fields)
 
 
-def unique_rows(rows: Iterable[dict[str, Any]], fields: Sequence[str]) -> list[dict[str, Any]]:
-    """Rows with the first occurrence of each key kept, in order."""
-    seen: set[tuple] = set()
-    out = []
+def latest_rows(rows: Iterable[dict[str, Any]], fields: Sequence[str]) -> list[dict[str, Any]]:
+    """The last row of each key (rows in the order they were written), keys in first-seen order.
+
+    Example:
+        >>> rows = [{"k": 1, "v": "failed"}, {"k": 2, "v": "ok"}, {"k": 1, "v": "ok"}]
+        >>> latest_rows(rows, ("k",))
+        [{'k': 1, 'v': 'ok'}, {'k': 2, 'v': 'ok'}]
+    """
+    out: dict[tuple, dict[str, Any]] = {}
     for row in rows:
-        key = row_key(row, fields)
-        if key not in seen:
-            seen.add(key)
-            out.append(row)
-    return out
+        out[row_key(row, fields)] = row
+    return list(out.values())
+
+
+def row_line(row: dict[str, Any]) -> bytes:
+    """A row as the one JSON line :meth:`ResultsLog.append` writes (compact, key order kept)."""
+    return (json.dumps(row, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
 
 
 class ResultsLog:
@@ -80,7 +88,7 @@ class ResultsLog:
 
     def append(self, row: dict[str, Any]) -> None:
         """Write one row durably (one ``os.write`` + ``fsync``)."""
-        line = (json.dumps(row, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
+        line = row_line(row)
         written = os.write(self._fd, line)
         if written != len(line):
             raise OSError(f"{self.path}: short write ({written} of {len(line)} bytes)")

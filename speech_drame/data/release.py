@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-from .schema import DATA_DIRS, SPLITS, Config, RecordError
+from ..schema import DATA_DIRS, SPLITS, Config, RecordError
 
 
 @dataclass(frozen=True)
@@ -83,6 +83,16 @@ def iter_lines(file: JsonlFile) -> Iterator[RawLine]:
                     f"{file.path}:{line_no}", "<line>", f"invalid JSON ({exc})"
                 ) from None
             yield RawLine(file, line_no, record)
+
+
+def iter_release(source: str | Path, split_map: dict[str, str] | None = None) -> Iterator[RawLine]:
+    """Yield every record of the release folder ``source``, file by file (config, then name).
+
+    Records are parsed, not validated (:func:`speech_drame.schema.validate_record` does that);
+    each carries its file, config and split (``line.file``) and its location (``line.where``).
+    """
+    for file in find_jsonl_files(Path(source), split_map):
+        yield from iter_lines(file)
 
 
 def _wav_parts(wav_path: str) -> tuple[str, ...]:

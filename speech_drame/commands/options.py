@@ -1,0 +1,149 @@
+"""Option groups shared by the commands: context texts, the feature cache, the chat endpoint
+and the scorer (``--scorer SPEC`` with the settings of each kind)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ..schema import CONTEXTS, Config
+
+CONTEXT_HELP = {
+    "question": "archetype: the role-play prompt (role and scene)",
+    "profile": "realism: the character's global profile",
+    "scene": "realism: the local scene",
+    "traits": "realism: the character's style traits",
+}
+
+
+def add_context_options(parser: argparse.ArgumentParser) -> None:
+    """``--question`` (archetype) and ``--profile/--scene/--traits`` (realism)."""
+    group = parser.add_argument_group("context texts")
+    for name, text in CONTEXT_HELP.items():
+        group.add_argument(f"--{name}", help=text)
+
+
+def context_from_args(args: argparse.Namespace, config: Config) -> dict[str, str]:
+    """The context texts ``config`` needs, by short name.
+
+    Raises:
+        ValueError: naming the options that are missing or empty.
+    """
+    missing = [f"--{c}" for c in CONTEXTS[config] if not (getattr(args, c) or "").strip()]
+    if missing:
+        raise ValueError(f"--mode {config} needs {' '.join(missing)}")
+    return {c: getattr(args, c) for c in CONTEXTS[config]}
+
+
+def add_feature_cache_options(parser: argparse.ArgumentParser) -> None:
+    """``--feature-cache DIR`` and ``--no-feature-cache``."""
+    group = parser.add_argument_group("feature cache")
+    group.add_argument(
+        "--feature-cache",
+        help="feature cache folder (default: $SPEECH_DRAME_CACHE or ~/.cache/speech-drame/features)",
+    )
+    group.add_argument(
+        "--no-feature-cache", action="store_true", help="do not read or write the feature cache"
+    )
+
+
+def feature_cache(args: argparse.Namespace) -> Any:
+    """The ``cache`` argument of the feature extractors for the options above."""
+    return None if args.no_feature_cache else (args.feature_cache or "default")
+
+
+def add_chat_options(
+    parser: argparse.ArgumentParser, temperature: float = 0.0, endpoint: bool = True
+) -> None:
+    """Options of a chat endpoint: ``--endpoint`` and ``--model`` (unless ``endpoint`` is
+    false: a scorer spec ``judge:MODEL@URL`` names them), retries, the response cache."""
+    group = parser.add_argument_group("chat endpoint")
+    if endpoint:
+        group.add_argument(
+            "--endpoint",
+            help="base URL, e.g. http://127.0.0.1:8000/v1 (default: $SPEECH_DRAME_JUDGE_BASE_URL)",
+        )
+        group.add_argument("--model", help="model name (default: $SPEECH_DRAME_JUDGE_MODEL)")
+    group.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
+    group.add_argument("--max-retries", type=int, default=5, help="retries on 429/5xx/timeouts")
+    group.add_argument(
+        "--response-cache", type=Path, help="folder of the response cache (reruns send nothing)"
+    )
+    group.add_argument(
+        "--temperature", type=float, default=temperature, help="sampling temperature"
+    )
+
+
+def chat_client(args: argparse.Namespace, on_retry=None):
+    """A :class:`~speech_drame.judges.ChatClient` for the options of :func:`add_chat_options`."""
+    from ..judges import ChatClient
+
+    return ChatClient(args.endpoint, args.model, timeout=args.timeout,
+                      max_retries=args.max_retries, cache_dir=args.response_cache,
+                      on_retry=on_retry)  # fmt: skip
+
+
+def add_judge_options(parser: argparse.ArgumentParser) -> None:
+    """How a chat judge asks and averages (JSON runs or logprobs, few-shot exemplars)."""
+    group = parser.add_argument_group("chat judge")
+    group.add_argument(
+        "--rubric", type=Path, help="text file with the rubric put before the answer format"
+    )
+    group.add_argument("--runs", type=int, default=5, help="requests averaged per clip (JSON mode)")
+    group.add_argument("--max-tokens", type=int, help="JSON mode answer length limit")
+    group.add_argument(
+        "--logprobs",
+        action="store_true",
+        help="one request per dimension; score = expectation over the tokens 1..5 (open models)",
+    )
+    group.add_argument("--top-logprobs", type=int, default=20, help="logprob mode: top_logprobs")
+    group.add_argument(
+        "--shots", type=int, default=0, help="few-shot exemplars (needs --train-dataset)"
+    )
+    group.add_argument("--train-dataset", type=Path, help="built dataset folder with a train split")
+    group.add_argument("--seed", type=int, default=0, help="seed of the exemplar draw")
+
+
+def judge_options(args: argparse.Namespace):
+    """:class:`~speech_drame.scorers.judge.JudgeOptions` from the chat endpoint and judge
+    options."""
+    from ..scorers.judge import JudgeOptions
+
+    return JudgeOptions(
+        runs=args.runs, temperature=args.temperature, max_tokens=args.max_tokens,
+        logprobs=args.logprobs, top_logprobs=args.top_logprobs,
+        rubric=args.rubric.read_text(encoding="utf-8") if args.rubric else "",
+        shots=args.shots, train_dataset=str(args.train_dataset) if args.train_dataset else None,
+        seed=args.seed, timeout=args.timeout, max_retries=args.max_retries,
+        response_cache=str(args.response_cache) if args.response_cache else None,
+    )  # fmt: skip
+
+
+def add_scorer_options(parser: argparse.ArgumentParser, workers: bool = True) -> None:
+    """``--scorer SPEC`` and the settings of each scorer kind (feature cache and workers for a
+    LiteScorer, batch size and device for DRAME-Eval, the judge options for a chat judge)."""
+    from ..scorers.specs import SPEC_HELP
+
+    group = parser.add_argument_group("scorer")
+    group.add_argument("--scorer", metavar="SPEC", default="lite", help=SPEC_HELP)
+    if workers:
+        group.add_argument(
+            "--workers", type=int, help="LiteScorer: clips analysed at once (default: one per core)"
+        )
+    group.add_argument("--batch-size", type=int, default=4, help="DRAME-Eval: clips per forward")
+    group.add_argument("--device", help="DRAME-Eval: torch device, e.g. cuda:0 (default: CPU)")
+    add_feature_cache_options(parser)
+    add_judge_options(parser)
+    add_chat_options(parser, temperature=1.0, endpoint=False)
+
+
+def scorer_from_args(args: argparse.Namespace, config: Config, on_retry=None):
+    """The scorer ``--scorer`` names for ``config``, with the settings given."""
+    from ..scorers.specs import load_scorer
+
+    return load_scorer(
+        args.scorer, config, cache=feature_cache(args), workers=getattr(args, "workers", None),
+        batch_size=args.batch_size, device=args.device, judge_options=judge_options(args),
+        on_retry=on_retry,
+    )  # fmt: skip

@@ -1,0 +1,134 @@
+"""RoleBench scenario sets: the prompts systems answer, with the context texts a scorer gets.
+
+A *scenario set* is an EvalBench config and split (a Hub-ready dataset folder), a JSONL of
+archetype questions (``id, question``) or realism contexts (``id, char_profile|profile,
+local_scene|scene, char_style|traits``), or a multi-turn JSONL of dialogues
+(:mod:`speech_drame.rolebench.multiturn`; every turn is a realism scenario). Scenario ids name
+the response files, so each must be a plain file name (:func:`speech_drame.paths.safe_name`).
+
+Each scenario's :attr:`Scenario.context_hash` fingerprints its context texts: it is part of the
+key of a stored result, so correcting a question or a profile rescores that scenario only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from speech_drame.jsonl import read_objects
+from speech_drame.paths import safe_name
+from speech_drame.schema import Config, check_config, context_from_row
+
+
+def context_hash(context: Mapping[str, str]) -> str:
+    """A short fingerprint of context texts (by short name), independent of their order.
+
+    Example:
+        >>> context_hash({"question": "You say:"}) == context_hash({"question": "You say:"})
+        True
+        >>> context_hash({"question": "You say:"}) == context_hash({"question": "You say!"})
+        False
+    """
+    text = json.dumps(dict(context), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One prompt a system answers: its id, mode and the scorer's context texts (short names,
+    :data:`speech_drame.schema.CONTEXTS`)."""
+
+    id: str
+    mode: Config
+    context: dict[str, str]
+    dialogue: str | None = None  # multi-turn: the dialogue this turn belongs to
+    turn: int | None = None
+
+    @property
+    def context_hash(self) -> str:
+        return context_hash(self.context)
+
+
+@dataclass(frozen=True)
+class ScenarioSet:
+    mode: Config
+    scenarios: tuple[Scenario, ...]
+    multi_turn: bool = False
+
+    def dialogues(self) -> dict[str, list[str]]:
+        """Multi-turn: dialogue id -> its scenario ids in turn order."""
+        out: dict[str, list[str]] = {}
+        for s in sorted(self.scenarios, key=lambda s: (s.dialogue or "", s.turn or 0)):
+            out.setdefault(s.dialogue or "", []).append(s.id)
+        return out
+
+
+def scenario_from_row(obj: Mapping[str, Any], mode: Config, where: str) -> Scenario:
+    """A scenario from a JSONL object or dataset row; errors name ``where`` and the field."""
+    sid = obj.get("id")
+    if not isinstance(sid, (str, int)) or isinstance(sid, bool) or not str(sid).strip():
+        raise ValueError(f"{where}: field 'id' must be a non-empty string, got {sid!r}")
+    try:
+        safe_name(str(sid), "scenario id")  # it names the response files
+    except ValueError as exc:
+        raise ValueError(f"{where}: field 'id': {exc}") from None
+    return Scenario(str(sid), mode, context_from_row(obj, mode, where))
+
+
+def _check_unique(scenarios: Sequence[Scenario], where: str) -> None:
+    seen: set[str] = set()
+    for s in scenarios:
+        if s.id in seen:
+            raise ValueError(f"{where}: scenario id {s.id!r} repeated")
+        seen.add(s.id)
+
+
+def load_scenario_file(path: str | os.PathLike, mode: Config | None = None) -> ScenarioSet:
+    """Scenarios of a JSONL file; the mode is ``mode`` or read from the first row's fields.
+
+    A file whose rows have ``turns`` is a multi-turn scenario file (realism context per turn).
+    """
+    from speech_drame.rolebench import multiturn
+
+    path = Path(path)
+    rows = read_objects(path)
+    if not rows:
+        raise ValueError(f"{path}: no scenarios")
+    first = rows[0][1]
+    if "turns" in first:
+        scenarios = [
+            Scenario(
+                t.scenario_id,
+                "realism",
+                {"profile": d.profile, "scene": d.scene, "traits": d.traits},
+                d.dialogue_id,
+                t.index,
+            )
+            for d in multiturn.load_scenarios(path)
+            for t in d.turns
+        ]
+        return ScenarioSet("realism", tuple(scenarios), multi_turn=True)
+    if mode is None:
+        mode = "archetype" if "question" in first else "realism"
+    mode = check_config(mode)
+    scenarios = [scenario_from_row(obj, mode, where) for where, obj in rows]
+    _check_unique(scenarios, str(path))
+    return ScenarioSet(mode, tuple(scenarios))
+
+
+def load_dataset_scenarios(folder: str | os.PathLike, config: Config, split: str) -> ScenarioSet:
+    """Scenarios of an EvalBench config and split in a Hub-ready dataset folder (no audio read)."""
+    import datasets
+
+    config = check_config(config)
+    ds = datasets.load_dataset(str(folder), config, split=split)
+    ds = ds.remove_columns([c for c in ds.column_names if c in ("audio", "annotations")])
+    where = f"{folder} {config}/{split}"
+    scenarios = [scenario_from_row(row, config, f"{where} row {i}") for i, row in enumerate(ds)]
+    _check_unique(scenarios, where)
+    return ScenarioSet(config, tuple(scenarios))

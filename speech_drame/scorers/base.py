@@ -1,0 +1,117 @@
+"""The scorer contract: what every evaluator takes and gives, whatever model is behind it.
+
+A :class:`Scorer` rates clips of one config (``archetype`` or ``realism``) on that config's
+dimensions. It takes :class:`ClipInput` items (audio plus the context texts by their short
+names, :data:`speech_drame.schema.CONTEXTS`) and returns one :class:`ClipScores` per clip, in
+order. Its ``id`` changes whenever its weights or a setting that changes its outputs change,
+so stored results of one scorer are never taken for another's.
+
+A clip that cannot be scored comes back with ``error`` set and no scores; nothing is ever put
+in place of a score. ``error_kind`` says whether scoring it again could help: ``"input"``
+(unreadable audio, no speech, an undefined feature, a missing context text: the same answer
+every time) or ``"model"`` (out of memory, a runtime error of the model, an endpoint that
+failed: worth retrying).
+
+Scorers are named on every command line and in :func:`speech_drame.scorers.specs.load_scorer`
+by a spec: ``lite[:PATH]``, ``drame-eval:PATH_OR_HUB_ID`` or ``judge:MODEL@URL``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from ..audio import Audio, AudioFacts, AudioSource
+from ..schema import CONTENT_PASS, SCORE_MAX, SCORE_MIN, Config
+
+ErrorKind = Literal["input", "model"]
+N_LEVELS = SCORE_MAX - SCORE_MIN + 1  # a distribution holds the probabilities of 1..5
+
+
+class ScorerError(RuntimeError):
+    """A scorer that cannot be used (missing, malformed, for another config, bad spec)."""
+
+
+@dataclass(frozen=True)
+class ClipInput:
+    """One clip to score: its id, its audio (a file, encoded bytes, ``(samples, rate)`` or a
+    loaded :class:`Audio`) and the context texts by short name (``question``; or ``profile``,
+    ``scene``, ``traits``)."""
+
+    id: str
+    audio: AudioSource | Audio
+    context: Mapping[str, str]
+
+
+@dataclass
+class ClipScores:
+    """One clip's result.
+
+    ``scores``: per rated dimension the expected score on 1..5; ``distributions``: its
+    probabilities of 1..5 (for a chat judge, the share of runs that answered each);
+    ``label_mass``: where the model has one, the share of its next-token probability that fell
+    on the labels before renormalising; ``content_pass``: archetype's probability that the
+    content passes (``None`` when the scorer has no Content Pass); ``transcript``: what an ASR
+    heard, when the scorer runs one; ``audio``: what reading the clip measured and did (the
+    30 s cut, peak, gain).
+    """
+
+    id: str
+    scores: dict[str, float] = field(default_factory=dict)
+    distributions: dict[str, list[float]] = field(default_factory=dict)
+    label_mass: dict[str, float] = field(default_factory=dict)
+    content_pass: float | None = None
+    transcript: str | None = None
+    audio: AudioFacts | None = None
+    error: str | None = None
+    error_kind: ErrorKind | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @classmethod
+    def failure(
+        cls, clip_id: str, error: str, kind: ErrorKind, audio: AudioFacts | None = None
+    ) -> ClipScores:
+        return cls(str(clip_id), error=error, error_kind=kind, audio=audio)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id}
+        if not self.ok:
+            out.update(error=self.error, error_kind=self.error_kind)
+        else:
+            if self.content_pass is not None:
+                out[CONTENT_PASS] = self.content_pass
+            out.update(scores=self.scores, distributions=self.distributions)
+            if self.label_mass:
+                out["label_mass"] = self.label_mass
+            if self.transcript is not None:
+                out["transcript"] = self.transcript
+        if self.audio is not None:
+            out["audio"] = self.audio.to_dict()
+        return out
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    """An evaluator of one config.
+
+    ``dimensions``: the rated 1..5 dimensions it scores (Content Pass is ``content_pass``);
+    ``id``: a short fingerprint of its weights and output-changing settings; ``description``:
+    what it is, for a person (reports, the Space); ``training_data``: its record of what it
+    learned from (``dataset``, ``split``, ``n_train``, ``labels_are_synthetic``, ...), or
+    ``None`` when it has none (a zero-shot judge). ``score`` reads ``clips`` lazily and works in
+    batches of ``batch_size`` clips.
+    """
+
+    config: Config
+    dimensions: tuple[str, ...]
+    content_pass: bool
+    id: str
+    description: str
+    training_data: Mapping[str, Any] | None
+    batch_size: int
+
+    def score(self, clips: Iterable[ClipInput], *, progress: bool = False) -> list[ClipScores]: ...
