@@ -56,6 +56,27 @@ def demo_dataset_dir() -> Path:
     return DEMO_DATASET
 
 
+def kill_bench_after_first_rows(args: list[str], results: Path, timeout: float) -> None:
+    """Run ``speech-drame ARGS`` in a subprocess and SIGKILL it once ``results`` holds a row;
+    fails if the run ends (or ``timeout`` seconds pass) before that."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
+    proc = subprocess.Popen([sys.executable, "-m", "speech_drame.cli", *args], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        if results.is_file() and results.stat().st_size:
+            break
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run finished (or failed) before it could be killed"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+
 def tone(seconds: float = 1.0, sr: int = 16_000, freq: float = 220.0, seed: int = 0) -> np.ndarray:
     """A seeded tone with a little noise, float32 mono."""
     t = np.arange(int(seconds * sr)) / sr

@@ -6,16 +6,14 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 import soundfile as sf
-from conftest import LIBRIVOX
+from conftest import LIBRIVOX, kill_bench_after_first_rows
 
 from speech_drame.cli import main
 from speech_drame.features.blueprint import extract_blueprints
@@ -185,18 +183,8 @@ def test_a_sigkilled_run_resumes_with_no_lost_or_duplicate_rows(bench, tmp_path)
     args = ["bench", "--scenarios", str(bench["archetype"]), "--systems-dir", str(systems),
             "--out", str(out), "--scorer", str(bench["scorers"]), "--feature-cache", str(cache),
             "--no-plots", "--resamples", "50", "--batch-size", "1", "--workers", "1"]  # fmt: skip
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
-    proc = subprocess.Popen([sys.executable, "-m", "speech_drame.cli", *args], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     results = out / "results.jsonl"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and proc.poll() is None:
-        if results.is_file() and results.stat().st_size:
-            break
-        time.sleep(0.05)
-    assert proc.poll() is None, "the run finished before it could be killed"
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    kill_bench_after_first_rows(args, results, timeout=60)
     before = read_rows(results)
     assert 0 < len(before) < 3
     assert main(args) == 0

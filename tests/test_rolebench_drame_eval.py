@@ -5,15 +5,11 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 import soundfile as sf
-from conftest import REPO, tone
+from conftest import REPO, kill_bench_after_first_rows, tone
 
 from speech_drame.cli import main
 from speech_drame.rolebench import run
@@ -23,7 +19,6 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 QUESTION = "You are a lighthouse keeper. A storm cuts the power. You say:"
 DIMS = ["content_pass", "audio_quality", "human_likeness", "appropriateness"]
-ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
 
 
 @pytest.fixture(scope="module")
@@ -111,17 +106,8 @@ def test_a_sigkilled_drame_eval_run_resumes_without_lost_or_duplicate_rows(
 ) -> None:
     root = _systems(tmp_path, 6, broken=False)
     args = _args(root, evaluator, "--batch-size", "1", "--workers", "1")  # rows every 2 clips
-    proc = subprocess.Popen([sys.executable, "-m", "speech_drame.cli", *args], env=ENV,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     results = root / "run" / "results.jsonl"
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and proc.poll() is None:
-        if results.is_file() and results.stat().st_size:
-            break
-        time.sleep(0.02)
-    assert proc.poll() is None, "the run finished (or failed) before it could be killed"
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    kill_bench_after_first_rows(args, results, timeout=300)
     before = read_rows(results)
     assert 0 < len(before) < 12
     assert main(args) == 0

@@ -120,6 +120,17 @@ def judge_options(args: argparse.Namespace):
     )  # fmt: skip
 
 
+def add_scorer_settings(group: Any, workers: bool = True) -> None:
+    """The settings of the scorer kinds that have them: ``--workers`` (LiteScorer),
+    ``--batch-size`` and ``--device`` (DRAME-Eval)."""
+    if workers:
+        group.add_argument(
+            "--workers", type=int, help="LiteScorer: clips analysed at once (default: one per core)"
+        )
+    group.add_argument("--batch-size", type=int, default=4, help="DRAME-Eval: clips per forward")
+    group.add_argument("--device", help="DRAME-Eval: torch device, e.g. cuda:0 (default: CPU)")
+
+
 def add_scorer_options(parser: argparse.ArgumentParser, workers: bool = True) -> None:
     """``--scorer SPEC`` and the settings of each scorer kind (feature cache and workers for a
     LiteScorer, batch size and device for DRAME-Eval, the judge options for a chat judge)."""
@@ -127,12 +138,7 @@ def add_scorer_options(parser: argparse.ArgumentParser, workers: bool = True) ->
 
     group = parser.add_argument_group("scorer")
     group.add_argument("--scorer", metavar="SPEC", default="lite", help=SPEC_HELP)
-    if workers:
-        group.add_argument(
-            "--workers", type=int, help="LiteScorer: clips analysed at once (default: one per core)"
-        )
-    group.add_argument("--batch-size", type=int, default=4, help="DRAME-Eval: clips per forward")
-    group.add_argument("--device", help="DRAME-Eval: torch device, e.g. cuda:0 (default: CPU)")
+    add_scorer_settings(group, workers)
     add_feature_cache_options(parser)
     add_judge_options(parser)
     add_chat_options(parser, temperature=1.0, endpoint=False)

@@ -10,7 +10,13 @@ from pathlib import Path
 
 from ..atomic_io import strict_json
 from ..jsonl import read_objects
-from .options import add_chat_options, add_feature_cache_options, chat_client, feature_cache
+from .options import (
+    add_chat_options,
+    add_feature_cache_options,
+    add_scorer_settings,
+    chat_client,
+    feature_cache,
+)
 
 RULES = "rules"  # --scorer: the blueprint rule scorer (no trained model)
 
@@ -161,11 +167,7 @@ def register(subparsers) -> None:
         help=f"'{RULES}' (blueprint rules, no trained model) or an archetype scorer: "
         f"{SPEC_HELP}; a judge: scorer takes the chat endpoint options",
     )
-    group.add_argument(
-        "--workers", type=int, help="LiteScorer: clips analysed at once (default: one per core)"
-    )
-    group.add_argument("--batch-size", type=int, default=4, help="DRAME-Eval: clips per forward")
-    group.add_argument("--device", help="DRAME-Eval: torch device, e.g. cuda:0 (default: CPU)")
+    add_scorer_settings(group)
     add_feature_cache_options(run_)
     add_chat_options(run_)
     for sub in (build, demo, run_):

@@ -435,11 +435,18 @@ class LiteScorer:
         )
 
 
+def scorer_folder(mode: Config, path: str | os.PathLike | None = None) -> Path:
+    """The folder of ``mode``'s scorer under ``path``: ``<path>/<mode>`` when it holds one,
+    else ``path`` itself (default :func:`default_scorer_dir`)."""
+    root = Path(path) if path is not None else default_scorer_dir()
+    return root / mode if (root / mode / CONFIG_FILE).is_file() else root
+
+
 def load_lite_scorer(mode: Config, path: str | os.PathLike | None = None) -> LiteScorer:
     """The scorer for ``mode`` from ``path`` (a scorer folder, or a folder holding one per
     mode as ``<path>/<mode>``); default :func:`default_scorer_dir`."""
     root = Path(path) if path is not None else default_scorer_dir()
-    folder = root / mode if (root / mode / CONFIG_FILE).is_file() else root
+    folder = scorer_folder(mode, root)
     if not (folder / CONFIG_FILE).is_file():
         raise ScorerError(
             f"no trained {mode} LiteScorer at {root}: train one with "
@@ -491,9 +498,8 @@ class LiteEvaluator:
     @classmethod
     def load(cls, path: str | os.PathLike | None, config: Config, **settings: Any) -> LiteEvaluator:
         """The scorer of ``config`` at ``path`` (see :func:`load_lite_scorer`)."""
-        root = Path(path) if path is not None else default_scorer_dir()
-        folder = root / config if (root / config / CONFIG_FILE).is_file() else root
-        return cls(load_lite_scorer(config, path), folder, **settings)
+        folder = scorer_folder(config, path)
+        return cls(load_lite_scorer(config, folder), folder, **settings)
 
     def score(self, clips: Iterable[ClipInput], *, progress: bool = False) -> list[ClipScores]:
         from collections import deque
