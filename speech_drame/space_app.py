@@ -160,6 +160,12 @@ def _load(spec: str, mode: str) -> Scorer:
         raise InputError(f"no scorer for {mode} mode: {_scorer_problem(exc, spec)}") from None
 
 
+def _public_description(scorer: Scorer) -> str:
+    """The scorer's description with every absolute path in it shown as :func:`_shown_path`
+    does (URLs are left as they are)."""
+    return re.sub(r"(?<![\w:/.])/[^\s()]+", lambda m: _shown_path(m.group()), scorer.description)
+
+
 def scorer_card(mode: str, spec: str | None = None) -> str:
     """Markdown naming the scorer the Space uses for ``mode`` and what it was trained on."""
     mode = check_config(mode)
@@ -168,7 +174,7 @@ def scorer_card(mode: str, spec: str | None = None) -> str:
         scorer = _load(spec, mode)
     except InputError as exc:
         return f"**Scorer:** `{spec}`: {exc}"
-    name = re.sub(r"(?<![\w:/.])/[^\s()]+", lambda m: _shown_path(m.group()), scorer.description)
+    name = _public_description(scorer)
     trained = (
         describe_training(scorer.training_data)
         if scorer.training_data is not None
@@ -217,7 +223,7 @@ def score_clip(
 def result_details(result: ClipScores, mode: str, spec: str | None = None) -> dict[str, Any]:
     """What the page's "All results" shows: the mode, the scorer and the clip's result."""
     scorer = _load(scorer_spec(spec), mode)
-    return {"mode": mode, "scorer": scorer.description, "scorer_id": scorer.id,
+    return {"mode": mode, "scorer": _public_description(scorer), "scorer_id": scorer.id,
             **result.to_dict()}  # fmt: skip
 
 

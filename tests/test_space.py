@@ -92,6 +92,7 @@ def test_gradio_client_call_returns_every_dimension(space) -> None:
     )
     assert tuple(details["scores"]) == ARCHETYPE_DIMENSIONS
     assert details["mode"] == "archetype" and details["scorer"].startswith("LiteScorer ")
+    assert space["scorer"] not in details["scorer"]  # no server path on the page
     assert details["scorer_id"].startswith("lite-") and details["id"] == Path(space["clips"]["clean"]).name
     for dim, score in details["scores"].items():
         assert 1.0 <= score <= 5.0
