@@ -2,12 +2,15 @@
 
 Measured on the tiny random Qwen2-Audio (CPU), same clips, same run:
 
-1. scoring clips/s of realism's 10 dimensions (and archetype's 4) on 30-second clips, with the
-   shared prefix (audio + context encoded once per clip, KV cache reused by every dimension)
-   against one full forward per dimension; the two give the same scores (max |diff| printed);
-2. training steps/s of ``train.py``'s path (Trainer + PEFT LoRA) and the process's peak RSS;
-3. the forward FLOP estimate of both scoring strategies for Qwen2-Audio-7B, from its config,
-   so the saving at full size is on record.
+1. scoring clips/s of realism's 10 dimensions (and archetype's 4) on 30-second clips, in both
+   prompt orders, with the shared prefix (encoded once per clip, KV cache reused by every
+   dimension: audio + preamble with ``instruction_first``, audio + preamble + context with
+   ``context_first``) against one full forward per dimension; the two give the same scores
+   (max |diff| printed);
+2. training steps/s of ``train.py``'s path (Trainer + PEFT LoRA, its default choices) and the
+   process's peak RSS;
+3. the forward FLOP estimate of both scoring strategies in both orders for Qwen2-Audio-7B,
+   from its config, so the saving at full size is on record.
 
     python benchmarks/bench_drame_eval.py [--clips 8] [--batch-size 4] [--train-steps 10]
 """
@@ -51,6 +54,7 @@ FIELDS = {
 AUDIO_7B = dict(layers=32, d=1280, ffn=5120, positions=1500, mels=128)
 TEXT_7B = dict(layers=32, d=4096, ffn=11008, heads=32, kv_heads=32, vocab=156032)
 CHARS_PER_TOKEN = 4.0  # typical of Qwen's BPE on English prose (assumption for text tokens)
+ORDERS = ("instruction_first", "context_first")  # the prompt orders (the default first)
 
 
 def clip(seconds: float, seed: int) -> np.ndarray:
@@ -67,12 +71,12 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
 
 
-def bench_scoring(config: str, n_clips: int, batch_size: int, rounds: int) -> dict:
+def bench_scoring(config: str, order: str, n_clips: int, batch_size: int, rounds: int) -> dict:
     from speech_drame.audio_llm.tiny import build_tiny
     from speech_drame.scorers.drame_eval import Clip, DrameEvalScorer
 
     model, processor = build_tiny(seed=0)
-    scorer = DrameEvalScorer(model, processor, config, batch_size=batch_size)
+    scorer = DrameEvalScorer(model, processor, config, batch_size=batch_size, prompt_order=order)
     clips = [Clip(f"c{i}", clip(30.0, i), FIELDS) for i in range(n_clips)]
     scorer.score_clips(clips[:1])  # warm-up
     scorer.score_clips(clips[:1], shared_prefix=False)
@@ -84,13 +88,14 @@ def bench_scoring(config: str, n_clips: int, batch_size: int, rounds: int) -> di
             results[name] = scorer.score_clips(clips, shared_prefix=shared)
             times[name].append(time.perf_counter() - start)
     diff = max(
-        abs(a.scores[d].expected - b.scores[d].expected)
+        abs(a.scores[d] - b.scores[d])
         for a, b in zip(results["shared"], results["full"], strict=True)
         for d in scorer.dimensions
     )
     shared_s, full_s = statistics.median(times["shared"]), statistics.median(times["full"])
     return {
         "config": config,
+        "order": order,
         "dimensions": len(scorer.dimensions),
         "clips": n_clips,
         "shared_clips_per_s": n_clips / shared_s,
@@ -173,16 +178,17 @@ def _lm_flops(t: dict, new: int, cached: int) -> float:
     return t["layers"] * (proj + attention) + 2 * t["d"] * t["vocab"]
 
 
-def flop_estimate(config: str) -> dict:
+def flop_estimate(config: str, order: str) -> dict:
     """Forward FLOPs per 30-s clip of both strategies for Qwen2-Audio-7B."""
     from speech_drame.audio_llm.qwen2_audio import prefix_text, suffix_text
     from speech_drame.prompts import scored_dimensions
 
     audio_tokens = 750  # ((3000 - 1) // 2 + 1 - 2) // 2 + 1 for 30 s
-    prefix_chars = len(prefix_text(config, FIELDS).replace("<|AUDIO|>", ""))
+    prefix_chars = len(prefix_text(config, FIELDS, order).replace("<|AUDIO|>", ""))
     prefix = audio_tokens + round(prefix_chars / CHARS_PER_TOKEN)
     suffixes = [
-        round(len(suffix_text(config, d)) / CHARS_PER_TOKEN) for d in scored_dimensions(config)
+        round(len(suffix_text(config, d, FIELDS, order)) / CHARS_PER_TOKEN)
+        for d in scored_dimensions(config)
     ]
     encoder = _encoder_flops(AUDIO_7B) + 2 * audio_tokens * AUDIO_7B["d"] * TEXT_7B["d"]
     full = sum(encoder + _lm_flops(TEXT_7B, prefix + s, 0) for s in suffixes)
@@ -190,6 +196,7 @@ def flop_estimate(config: str) -> dict:
     shared += sum(_lm_flops(TEXT_7B, s, prefix) for s in suffixes)
     return {
         "config": config,
+        "order": order,
         "prefix_tokens": prefix,
         "mean_suffix_tokens": sum(suffixes) / len(suffixes),
         "full_tflop": full / 1e12,
@@ -212,12 +219,14 @@ def main() -> None:
     print(f"torch threads: {torch.get_num_threads()}, tiny random Qwen2-Audio, CPU, float32")
     print("\n== scoring, 30-second clips (baseline: one full forward per dimension) ==")
     for config in ("realism", "archetype"):
-        r = bench_scoring(config, args.clips, args.batch_size, args.rounds)
-        print(
-            f"{config:9s} {r['dimensions']:2d} dims  shared prefix {r['shared_clips_per_s']:6.2f} "
-            f"clips/s   full forwards {r['full_clips_per_s']:6.2f} clips/s   "
-            f"speed-up x{r['speedup']:.2f}   max |score diff| {r['max_abs_diff']:.1e}"
-        )
+        for order in ORDERS:
+            r = bench_scoring(config, order, args.clips, args.batch_size, args.rounds)
+            print(
+                f"{config:9s} {order:17s} {r['dimensions']:2d} dims  shared prefix "
+                f"{r['shared_clips_per_s']:6.2f} clips/s   full forwards "
+                f"{r['full_clips_per_s']:6.2f} clips/s   speed-up x{r['speedup']:.2f}   "
+                f"max |score diff| {r['max_abs_diff']:.1e}"
+            )
     print(f"peak RSS after scoring: {peak_rss_mb():.0f} MB")
 
     print("\n== training (train.py path: Trainer + PEFT LoRA, tiny model) ==")
@@ -235,12 +244,13 @@ def main() -> None:
         f"(text tokens estimated at {CHARS_PER_TOKEN:.0f} characters per token; 750 audio tokens)"
     )
     for config in ("realism", "archetype"):
-        f = flop_estimate(config)
-        print(
-            f"{config:9s} prefix {f['prefix_tokens']} tokens, suffix ~{f['mean_suffix_tokens']:.0f}"
-            f": full forwards {f['full_tflop']:.1f} TFLOP, shared prefix {f['shared_tflop']:.1f} "
-            f"TFLOP, saving x{f['saving']:.2f}"
-        )
+        for order in ORDERS:
+            f = flop_estimate(config, order)
+            print(
+                f"{config:9s} {order:17s} prefix {f['prefix_tokens']} tokens, suffix "
+                f"~{f['mean_suffix_tokens']:.0f}: full forwards {f['full_tflop']:.1f} TFLOP, "
+                f"shared prefix {f['shared_tflop']:.1f} TFLOP, saving x{f['saving']:.2f}"
+            )
 
 
 if __name__ == "__main__":

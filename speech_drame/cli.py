@@ -30,6 +30,8 @@ COMMANDS = (
     "trace",
     "isdrama",
     "animescore",
+    "import_predictions",
+    "table",
 )
 
 

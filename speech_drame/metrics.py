@@ -34,6 +34,13 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 
 from speech_drame.correlation_kernels import argsort, moment_sums, rank_sums
+from speech_drame.labels import (
+    DEFAULT_LABEL_POLICY,
+    FILL_SCORE,
+    check_label_policy,
+    describe_label_policy,
+    is_rating,
+)
 from speech_drame.schema import (
     ARCHETYPE_DIMENSIONS,
     CONTENT_PASS,
@@ -254,16 +261,19 @@ class AnnotatorRatings:
 
     ``scores[i, j]`` is annotator ``j``'s rating of sample ``i``, NaN when it is null or the
     sample has fewer annotators (padding); ``n_annotators[i]`` is the length of the sample's
-    annotator list, so that nulls and padding stay distinguishable.
+    annotator list, so that nulls and padding stay distinguishable. ``n_filled`` nulls were
+    replaced by the label policy (:mod:`speech_drame.labels`) and hold its score.
     """
 
     scores: np.ndarray
     n_annotators: np.ndarray
+    n_filled: int = 0
 
     @property
     def n_null(self) -> int:
-        """Null ratings inside the annotator lists (padding excluded)."""
-        return int(self.n_annotators.sum() - np.count_nonzero(~np.isnan(self.scores)))
+        """Null ratings inside the annotator lists (padding excluded), filled or not."""
+        present = np.count_nonzero(~np.isnan(self.scores))
+        return int(self.n_annotators.sum() - present) + self.n_filled
 
     @classmethod
     def from_lists(
@@ -347,22 +357,23 @@ def annotator_matrices(
     annotations: Sequence[Mapping[str, Sequence[Any]]],
     dimensions: Sequence[str],
     *,
-    not_applicable: Sequence[Mapping[str, Sequence[bool]]] | None = None,
-    na_as: float | None = None,
+    label_policy: str = DEFAULT_LABEL_POLICY,
 ) -> dict[str, AnnotatorRatings]:
     """Turn dataset rows' ``annotations`` into one :class:`AnnotatorRatings` per dimension.
 
     Args:
         annotations: the ``annotations`` column (one mapping of per-annotator lists per row).
         dimensions: the dimensions to extract; ``content_pass`` votes become 1.0 / 0.0.
-        not_applicable: the ``not_applicable`` column (realism), needed only with ``na_as``.
-        na_as: ``None`` (default) skips nulls; a score (the paper's analysis uses 1) replaces
-            the nulls that were "N/A" (gated) in the source. Other nulls stay missing.
+        label_policy: what a null rating of a 1..5 dimension counts as
+            (:mod:`speech_drame.labels`): ``paper`` (default) counts it as 1, ``skip`` leaves
+            it out. ``n_null`` counts the nulls either way.
 
     Example:
         >>> rows = [{"audio_quality": [4, 5, None]}, {"audio_quality": [3, 3]}]
         >>> m = annotator_matrices(rows, ["audio_quality"])["audio_quality"]
-        >>> m.scores.tolist()
+        >>> m.scores.tolist()  # the paper's policy: the null counts as 1, the padding stays NaN
+        [[4.0, 5.0, 1.0], [3.0, 3.0, nan]]
+        >>> annotator_matrices(rows, ["audio_quality"], label_policy="skip")["audio_quality"].scores.tolist()
         [[4.0, 5.0, nan], [3.0, 3.0, nan]]
         >>> m.n_annotators.tolist(), m.n_null
         ([3, 2], 1)
@@ -371,17 +382,7 @@ def annotator_matrices(
     rows = list(annotations)
     if not rows:
         raise ValueError("annotations: no samples")
-    na_rows: list[Mapping[str, Sequence[bool]]] | None = None
-    if na_as is not None:
-        if not_applicable is None:
-            raise ValueError("na_as needs not_applicable (the dataset's 'not_applicable' column)")
-        if not SCORE_MIN <= na_as <= SCORE_MAX:
-            raise ValueError(f"na_as={na_as} outside the scale {SCORE_MIN}..{SCORE_MAX}")
-        na_rows = list(not_applicable)
-        if len(na_rows) != len(rows):
-            raise ValueError(
-                f"not_applicable has {len(na_rows)} rows but annotations has {len(rows)}"
-            )
+    check_label_policy(label_policy)
     out: dict[str, AnnotatorRatings] = {}
     for dim in dims:
         lists = []
@@ -398,30 +399,24 @@ def annotator_matrices(
             low=0 if is_cp else SCORE_MIN,
             high=1 if is_cp else SCORE_MAX,
         )
-        if na_rows is not None and not is_cp:
-            ratings = _fill_not_applicable(ratings, na_rows, dim, float(na_as))
-        out[dim] = ratings
+        out[dim] = _with_policy(ratings, dim, label_policy)
     return out
 
 
-def _fill_not_applicable(
-    ratings: AnnotatorRatings, na_rows: list[Mapping[str, Sequence[bool]]], dim: str, value: float
-) -> AnnotatorRatings:
-    scores = ratings.scores.copy()
-    for i, row in enumerate(na_rows):
-        if not isinstance(row, Mapping) or dim not in row:
-            raise ValueError(f"not_applicable[{i}] has no field {dim!r}")
-        mask = np.asarray(row[dim], dtype=bool)
-        if mask.size != ratings.n_annotators[i]:
-            raise ValueError(
-                f"not_applicable[{i}].{dim} has {mask.size} entries for "
-                f"{ratings.n_annotators[i]} annotators"
-            )
-        flagged = np.flatnonzero(mask)
-        if np.isfinite(scores[i, flagged]).any():
-            raise ValueError(f"not_applicable[{i}].{dim} flags a rating that is not null")
-        scores[i, flagged] = value
-    return AnnotatorRatings(scores, ratings.n_annotators)
+def _with_policy(ratings: AnnotatorRatings, dim: str, policy: str) -> AnnotatorRatings:
+    """``ratings`` with the label policy applied to the nulls inside the annotator lists
+    (padding stays NaN); ``n_null`` keeps counting them."""
+    if policy == "skip" and ratings.n_filled:
+        raise ValueError(
+            f"references of {dim!r}: {ratings.n_filled} null rating(s) were already counted as "
+            f"{FILL_SCORE} (label_policy='paper'); build them with label_policy='skip'"
+        )
+    if policy == "skip" or not is_rating(dim):
+        return ratings
+    inside = np.arange(ratings.scores.shape[1])[None, :] < ratings.n_annotators[:, None]
+    null = inside & np.isnan(ratings.scores)
+    filled = np.where(null, float(FILL_SCORE), ratings.scores)
+    return AnnotatorRatings(filled, ratings.n_annotators, ratings.n_filled + int(null.sum()))
 
 
 def reference_scores(ratings: AnnotatorRatings | np.ndarray) -> np.ndarray:
@@ -651,7 +646,7 @@ def _parse_predictions(predictions: Any, dims: tuple[str, ...]) -> np.ndarray:
     )
 
 
-def _parse_references(references: Any, n: int, dims: tuple[str, ...]) -> _References:
+def _parse_references(references: Any, n: int, dims: tuple[str, ...], policy: str) -> _References:
     low, high, cp = _bounds(dims)
     d = len(dims)
     if isinstance(references, Mapping):
@@ -659,7 +654,10 @@ def _parse_references(references: Any, n: int, dims: tuple[str, ...]) -> _Refere
         if missing:
             raise ValueError(f"references has no ratings for {', '.join(missing)}")
         return _from_ratings(
-            [_as_ratings(references[dim], f"references[{dim!r}]") for dim in dims], n, dims
+            [_as_ratings(references[dim], f"references[{dim!r}]") for dim in dims],
+            n,
+            dims,
+            policy,
         )
     from_array = isinstance(references, np.ndarray)
     try:
@@ -680,6 +678,7 @@ def _parse_references(references: Any, n: int, dims: tuple[str, ...]) -> _Refere
             ],
             n,
             dims,
+            policy,
         )
     if arr is not None and arr.ndim == 2 and arr.shape[1] == d:
         values = _to_float(
@@ -712,11 +711,14 @@ def _parse_references(references: Any, n: int, dims: tuple[str, ...]) -> _Refere
                 where=lambda i, a, j=j, dim=dim: f"references[{i}][{j}][{a}] (dimension {dim!r})",
             )
         )
-    return _from_ratings(ratings, n, dims)
+    return _from_ratings(ratings, n, dims, policy)
 
 
-def _from_ratings(ratings: list[AnnotatorRatings], n: int, dims: tuple[str, ...]) -> _References:
+def _from_ratings(
+    ratings: list[AnnotatorRatings], n: int, dims: tuple[str, ...], policy: str
+) -> _References:
     low, high, cp = _bounds(dims)
+    ratings = [_with_policy(r, dim, policy) for r, dim in zip(ratings, dims, strict=True)]
     refs = np.full((n, len(dims)), np.nan)
     ties = np.zeros(len(dims), int)
     for j, (dim, r) in enumerate(zip(dims, ratings, strict=True)):
@@ -784,6 +786,7 @@ def alignment_table(
     seed: int | None = None,
     confidence: float = 0.95,
     workers: int | None = None,
+    label_policy: str = DEFAULT_LABEL_POLICY,
 ) -> dict[str, Any]:
     """Human alignment of an evaluator's scores, per dimension.
 
@@ -793,9 +796,10 @@ def alignment_table(
         references: one of
             - ``(samples, dimensions)`` reference scores (``None``/NaN = no reference),
             - per sample, per dimension, the list of annotator ratings (ragged allowed;
-              ``None`` = null rating, skipped and counted); scores are averaged, Content Pass
-              votes decided by majority (ties left out and counted),
-            - a float array ``(samples, dimensions, annotators)`` (NaN = missing),
+              ``None`` = null rating, treated by ``label_policy`` and counted); scores are
+              averaged, Content Pass votes decided by majority (ties left out and counted),
+            - a float array ``(samples, dimensions, annotators)`` (NaN = null rating, treated
+              by ``label_policy``: it has no padding, so give ragged lists as lists),
             - a mapping dimension -> :class:`AnnotatorRatings` (see :func:`annotator_matrices`).
         dimensions: the name of each position (``schema`` names, ``content_pass`` included).
         emotion_gating: score ``emotion_intensity_control`` only where the reference
@@ -807,6 +811,9 @@ def alignment_table(
         confidence: level of the bootstrap intervals.
         workers: threads for the per-dimension statistics; ``None`` = one per CPU when the
             input holds at least 200,000 values, else 1.
+        label_policy: what a null annotator rating of a 1..5 dimension counts as
+            (:mod:`speech_drame.labels`): ``paper`` (default) counts it as 1, ``skip`` leaves
+            it out. Content Pass votes and single reference scores are never changed.
 
     Returns:
         A flat dict. For each scored dimension ``{dim}_pearson`` (the paper's number),
@@ -817,15 +824,21 @@ def alignment_table(
         ``content_pass_f1`` (class "pass"), ``content_pass_roc_auc`` (when the predictions are
         probabilities, i.e. not all 0/1), ``content_pass_count``, ``content_pass_missing``,
         ``content_pass_ties``. With ``bootstrap``: ``{statistic}_ci`` = [low, high] for every
-        statistic except Kendall tau, plus ``bootstrap`` and ``confidence``. ``notes`` maps a
-        statistic to the reason it is NaN.
+        statistic except Kendall tau, plus ``bootstrap`` and ``confidence``. ``label_policy``
+        and ``label_policy_rule`` state the policy. ``notes`` maps a statistic to the reason
+        it is NaN.
 
     Example:
         >>> t = alignment_table([[4.1, 0.9], [2.0, 0.2], [3.2, 0.7]],
         ...                     [[[4, 5], [1, 1, 1]], [[2, None], [0, 0, 1]], [[3, 3], [1, 0, 1]]],
         ...                     ["audio_quality", "content_pass"])
         >>> round(t["audio_quality_pearson"], 3), t["audio_quality_null_ratings"]
-        (0.981, 1)
+        (0.997, 1)
+        >>> t = alignment_table([[4.1, 0.9], [2.0, 0.2], [3.2, 0.7]],
+        ...                     [[[4, 5], [1, 1, 1]], [[2, None], [0, 0, 1]], [[3, 3], [1, 0, 1]]],
+        ...                     ["audio_quality", "content_pass"], label_policy="skip")
+        >>> round(t["audio_quality_pearson"], 3)
+        0.981
         >>> t["content_pass_accuracy"], t["content_pass_roc_auc"]
         (1.0, 1.0)
     """
@@ -839,7 +852,7 @@ def alignment_table(
     ):
         raise ValueError(f"workers={workers!r} must be a number of threads (>= 1) or None")
     pred = _parse_predictions(predictions, dims)
-    refs = _parse_references(references, pred.shape[0], dims)
+    refs = _parse_references(references, pred.shape[0], dims, check_label_policy(label_policy))
     keep = _gate_masks(refs.values, dims, emotion_gating)
 
     out: dict[str, Any] = {}
@@ -891,6 +904,7 @@ def alignment_table(
         )
         out["bootstrap"] = int(bootstrap)
         out["confidence"] = float(confidence)
+    out.update(describe_label_policy(label_policy))
     out["notes"] = notes
     return out
 
@@ -1225,7 +1239,8 @@ class Agreement:
 
     ``overall`` is ``A = 1 - mean_std / R`` clamped to [0, 1] over the ``n_samples`` samples
     with at least two ratings (NaN when there are none); ``n_ignored`` samples had fewer and
-    ``n_null`` null ratings were skipped. The per-sample arrays are NaN for ignored samples.
+    ``n_null`` ratings were null (left out, or counted as the label policy filled them in
+    :func:`annotator_matrices`). The per-sample arrays are NaN for ignored samples.
     """
 
     overall: float

@@ -19,8 +19,15 @@ from typing import Any
 
 from . import templates
 from .audio import SCORED_SECONDS
-from .audio_llm.qwen2_audio import prefix_text, suffix_text
+from .audio_llm.qwen2_audio import (
+    DEFAULT_PROMPT_ORDER,
+    LOSS_SPANS,
+    PROMPT_ORDERS,
+    prefix_text,
+    suffix_text,
+)
 from .audio_llm.tiny import TINY_MODEL
+from .labels import DEFAULT_LABEL_POLICY, LABEL_POLICIES
 from .prompts import rubric
 from .schema import CONTENT_PASS
 
@@ -149,13 +156,17 @@ def render_model_card(
     recipe: Sequence[tuple[str, Any]],
     data_card: DatasetCardInfo,
     load_id: str,
+    prompt_order: str = DEFAULT_PROMPT_ORDER,
+    loss_on: str = "answer_span",
+    label_policy: str = DEFAULT_LABEL_POLICY,
     template_path: str | os.PathLike | None = None,
 ) -> str:
     """The README.md of an exported evaluator.
 
     ``metrics`` is the run's ``metrics.json`` content (``train`` and ``eval`` sections);
     ``recipe`` the (setting, value) rows of the training-procedure table; ``data_card`` what
-    :func:`read_data_card` read of the training data's card. ``template_path``: a Jinja template
+    :func:`read_data_card` read of the training data's card; ``prompt_order``, ``loss_on`` and
+    ``label_policy`` the run's settings of those options. ``template_path``: a Jinja template
     file to use instead of the packaged ``modelcard.md``.
     """
     from huggingface_hub import ModelCard, ModelCardData
@@ -207,10 +218,19 @@ def render_model_card(
             }
             for d in dimensions
         ],
-        prompt_prefix=prefix_text(config, _EXAMPLE_FIELDS[config]).replace(
+        prompt_prefix=prefix_text(config, _EXAMPLE_FIELDS[config], prompt_order).replace(
             "<|AUDIO|>", "<|AUDIO|> x N"
         ),
-        prompt_suffix=suffix_text(config, example_dim),
+        prompt_suffix=suffix_text(config, example_dim, _EXAMPLE_FIELDS[config], prompt_order),
+        prompt_order=prompt_order,
+        prompt_order_text=PROMPT_ORDERS[prompt_order],
+        shared_part="the audio and preamble"
+        if prompt_order == "instruction_first"
+        else "the audio, preamble and context",
+        loss_on=loss_on,
+        loss_text=LOSS_SPANS[loss_on],
+        label_policy=label_policy,
+        label_policy_text=LABEL_POLICIES[label_policy],
         context_description=context,
         scored_seconds=int(SCORED_SECONDS),
         dataset=name,

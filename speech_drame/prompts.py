@@ -5,20 +5,25 @@ One :class:`Rubric` per dimension, paraphrased from the Speech-DRAME annotation 
 it needs, and a one-line meaning per label. The same data serves the fine-tuned evaluator
 (one dimension per query, answer read from the label-token distribution) and chat judges.
 
-A query is laid out so that everything shared by the dimensions of a clip comes first
-(:func:`task_preamble`, the audio, :func:`format_context`) and the dimension's
-:func:`instruction` comes last; the answer is ``<answer>k</answer>`` (:func:`format_answer`).
+A query holds :func:`task_preamble`, the audio, :func:`format_context` and the dimension's
+:func:`instruction`, in one of two orders (``speech_drame.audio_llm.qwen2_audio``); the answer is
+``<answer>k</answer>`` (:func:`format_answer`). For training with prompt variation,
+:func:`instruction_pool` holds 30 paraphrases of each dimension's :func:`question`.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from importlib import resources
 from typing import Any
 
 from .schema import CONTENT_PASS, RUBRIC_NAMES, SEMANTIC_MATCH, Config, check_config, dimensions
 
 ANSWER_OPEN, ANSWER_CLOSE = "<answer>", "</answer>"
+INSTRUCTION_POOL = "instruction_pool.json"  # in speech_drame/resources
 SCORE_LABELS: tuple[str, ...] = ("1", "2", "3", "4", "5")
 PASS_LABELS: tuple[str, ...] = ("0", "1")  # Content Pass: 0 = rejected, 1 = passed
 
@@ -341,3 +346,43 @@ def instruction(rubric: Rubric) -> str:
 def format_answer(label: str | int) -> str:
     """``<answer>k</answer>`` for one label."""
     return f"{ANSWER_OPEN}{label}{ANSWER_CLOSE}"
+
+
+def question(rubric: Rubric) -> str:
+    """The rubric's question: its ``focus`` without the closing 1-5 scale sentence.
+
+    This is the part a paraphrase of :func:`instruction_pool` replaces.
+    """
+    return rubric.focus.removesuffix(f" {_SCORE}")
+
+
+def with_question(rubric: Rubric, text: str) -> Rubric:
+    """``rubric`` asking ``text`` instead of its own question; the scale sentence (1-5
+    dimensions), the labels and their meanings stay as they are."""
+    scale = f" {_SCORE}" if rubric.focus.endswith(f" {_SCORE}") else ""
+    return replace(rubric, focus=f"{text}{scale}")
+
+
+@functools.cache
+def instruction_pool(config: Config) -> dict[str, tuple[str, ...]]:
+    """Paraphrases of every dimension's :func:`question` in ``config`` (our own wording).
+
+    Read from the packaged ``speech_drame/resources/instruction_pool.json``. Training with
+    prompt variation draws one per example (:func:`with_question`); evaluation and scoring
+    use the canonical question. Raises ``ValueError`` naming the file if a dimension of the
+    config has no paraphrases, or one is empty, repeated or equal to the canonical question.
+    """
+    check_config(config)
+    path = resources.files("speech_drame.resources") / INSTRUCTION_POOL
+    pool = json.loads(path.read_text(encoding="utf-8")).get(config, {})
+    out = {}
+    for key, r in RUBRICS[config].items():
+        texts = pool.get(key)
+        if not texts or not all(isinstance(t, str) and t.strip() for t in texts):
+            raise ValueError(f"{INSTRUCTION_POOL}: {config}.{key} needs non-empty paraphrases")
+        if len(set(texts)) != len(texts) or question(r) in texts:
+            raise ValueError(
+                f"{INSTRUCTION_POOL}: {config}.{key} repeats a paraphrase or the canonical question"
+            )
+        out[key] = tuple(texts)
+    return out

@@ -188,11 +188,12 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _score(value: Any, where: str, key: str, i: int, allow_na: bool) -> tuple[int | None, bool]:
-    """Return (score or None, was_na) for one annotator's score."""
+def _score(value: Any, where: str, key: str, i: int) -> tuple[int | None, bool]:
+    """Return (score or None, was_na) for one annotator's score. ``"N/A"`` is accepted in
+    both configs (realism gates emotion ratings; archetype records may carry it too)."""
     if value is None:
         return None, False
-    if allow_na and isinstance(value, str) and value.strip().upper() == NOT_APPLICABLE:
+    if isinstance(value, str) and value.strip().upper() == NOT_APPLICABLE:
         return None, True
     if isinstance(value, float) and value.is_integer() and math.isfinite(value):
         value = int(value)
@@ -260,11 +261,9 @@ def validate_record(raw: Any, config: Config, where: str = "record") -> Validate
     if config == "archetype":
         score_keys = list(ARCHETYPE_DIMENSIONS) + ["confidence"]
         typed = {CONTENT_PASS: bool, **{c: str for c in ARCHETYPE_COMMENTS}}
-        na_allowed = False
     else:
         score_keys = list(REALISM_DIMENSIONS) + ([SEMANTIC_MATCH] if SEMANTIC_MATCH in ann else [])
         typed = dict(REALISM_META_FIELDS)
-        na_allowed = True
 
     lengths: dict[str, int] = {}
     for key in [*score_keys, *typed]:
@@ -285,7 +284,7 @@ def validate_record(raw: Any, config: Config, where: str = "record") -> Validate
     annotations: dict[str, list[Any]] = {}
     not_applicable: dict[str, list[bool]] = {}
     for key in score_keys:
-        pairs = [_score(v, where, key, i, na_allowed) for i, v in enumerate(ann[key])]
+        pairs = [_score(v, where, key, i) for i, v in enumerate(ann[key])]
         annotations[key] = [p[0] for p in pairs]
         not_applicable[key] = [p[1] for p in pairs]
     for key, kind in typed.items():

@@ -56,6 +56,34 @@ def test_not_applicable_becomes_null_and_is_flagged(tmp_path):
     assert set(row["not_applicable"]) == set(REALISM_DIMENSIONS)
 
 
+def test_archetype_not_applicable_is_accepted_and_flagged(tmp_path):
+    record = archetype_record("a1")
+    record["annotations"]["human_likeness"] = [3, "N/A", None]
+    src = write_release(tmp_path / "rel", {"archetype_data/test.jsonl": [record]})
+    report = build_dataset(src, tmp_path / "out", progress=False)
+    assert report.not_applicable_scores == {"archetype": 1}
+    row = load_dataset(str(tmp_path / "out"), "archetype")["test"][0]
+    # raw truth kept: both nulls, only the "N/A" one flagged
+    assert row["annotations"]["human_likeness"] == [3, None, None]
+    assert row["not_applicable"]["human_likeness"] == [False, True, False]
+    assert row["not_applicable"]["audio_quality"] == [False, False, False]
+
+
+def test_a_rebuilt_folder_never_loads_the_previous_build_from_the_cache(tmp_path):
+    """``datasets`` keys its cache on the card: a corrected rating that keeps every size must
+    still reach ``load_dataset`` (the shard names carry their content hash)."""
+    record = archetype_record("a1")
+    src = write_release(tmp_path / "rel", {"archetype_data/test.jsonl": [record]})
+    build_dataset(src, tmp_path / "out", progress=False)
+    before = load_dataset(str(tmp_path / "out"), "archetype", split="test")[0]["annotations"]
+    assert before["audio_quality"] == [4, 5, None]
+    record["annotations"]["audio_quality"] = [5, 4, None]  # same sizes, other content
+    (src / "archetype_data" / "test.jsonl").write_text(json.dumps(record) + "\n")
+    build_dataset(src, tmp_path / "out", progress=False)
+    after = load_dataset(str(tmp_path / "out"), "archetype", split="test")[0]["annotations"]
+    assert after["audio_quality"] == [5, 4, None]
+
+
 def test_semantic_match_only_when_present(tmp_path):
     with_sm = realism_record("r1")
     with_sm["annotations"]["semantic_match"] = [5, 4, "N/A"]
@@ -241,7 +269,9 @@ def test_streams_into_several_shards(tmp_path, monkeypatch):
     monkeypatch.setattr(data_build, "ROW_GROUP_BYTES", 2 * clip_bytes)
     build_dataset(src, tmp_path / "out", progress=False)
     shards = sorted(p.name for p in (tmp_path / "out" / "realism").iterdir())
-    assert shards == [f"train-{i:05d}-of-00003.parquet" for i in range(3)]
+    assert [n[: -len("-123456789abc.parquet")] for n in shards] == [
+        f"train-{i:05d}-of-00003" for i in range(3)
+    ]
     ds = load_dataset(str(tmp_path / "out"), "realism")["train"]
     assert ds["id"] == [r["id"] for r in records]
     got, sr = decode(ds[7]["audio"])
@@ -432,6 +462,8 @@ def test_files_mapped_to_one_split_keep_all_their_rows(tmp_path, monkeypatch):
     monkeypatch.setattr(data_build, "SHARD_BYTES", 2 * clip_bytes)  # shards of two clips
     build_dataset(src, tmp_path / "out2", split_map={"dev": "test"}, progress=False)
     shards = sorted(p.name for p in (tmp_path / "out2" / "archetype").iterdir())
-    assert shards == [f"test-{i:05d}-of-00003.parquet" for i in range(3)]  # numbered across files
+    assert [n[: -len("-123456789abc.parquet")] for n in shards] == [
+        f"test-{i:05d}-of-00003" for i in range(3)
+    ]  # numbered across files
     ds2 = load_dataset(str(tmp_path / "out2"), "archetype", split="test")
     assert sorted(ds2["id"]) == sorted(ds["id"])

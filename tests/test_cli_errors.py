@@ -41,6 +41,10 @@ def bad_usage(tmp: str) -> dict[tuple[str, ...], list[str]]:
         ("animescore", "score"): ["--model", missing, a_file],
         ("animescore", "baseline"): ["--pairs", f"{missing}.csv"],
         ("animescore", "demo-pairs"): ["--release", missing, "--out", f"{tmp}/pairs"],
+        ("import_predictions",): [f"{missing}.jsonl", "--config", "archetype",
+                                  "--out", f"{tmp}/p.jsonl"],
+        ("table",): ["--predictions", f"{missing}.jsonl", "--config", "realism",
+                     "--dataset", missing],
     }  # fmt: skip
 
 

@@ -58,6 +58,10 @@ def test_json_output_matches_the_scorer(evaluator, capsys):
         assert sum(row["distributions"][dim]) == pytest.approx(1.0, abs=1e-6)
     assert row["content_pass"] == pytest.approx(direct.content_pass, abs=1e-4)
     assert set(row["label_mass"]) == {"content_pass", *row["scores"]}
+    assert row["label_mass"] == pytest.approx(direct.label_mass, abs=1e-5)
+    # the default decoding, and every dimension flagged: an untrained model's label mass is ~0
+    assert row["decoding"] == "expectation" and row["unreliable"] == list(row["label_mass"])
+    assert "8 (clip, dimension) score(s) with label mass below 0.5" in out.err
 
 
 def test_the_cut_and_the_full_scale_scaling_are_reported(evaluator, tmp_path, capsys):

@@ -50,10 +50,12 @@ def max_difference(a, b) -> float:
     return diff
 
 
+@pytest.mark.parametrize("order", ["instruction_first", "context_first"])
 @pytest.mark.parametrize("config", ["archetype", "realism"])
-def test_shared_prefix_equals_one_full_forward_per_dimension(tiny, config):
+def test_shared_prefix_equals_one_full_forward_per_dimension(tiny, config, order):
     model, processor = tiny
-    scorer = DrameEvalScorer(model, processor, config, batch_size=2)
+    scorer = DrameEvalScorer(model, processor, config, batch_size=2, prompt_order=order)
+    assert scorer.prompt_order == order
     # The 30-s clip only with archetype's 4 dimensions: the reference path is slow.
     seconds = (1.0, 30.0, 2.5) if config == "archetype" else (1.0, 0.5, 2.5)
     shared = scorer.score_clips(clips(seconds), shared_prefix=True)
@@ -145,8 +147,9 @@ def test_labels_are_single_tokens_and_suffixes_per_dimension(tiny):
     assert enc.label_ids["content_pass"] == [
         processor.tokenizer.convert_tokens_to_ids(t) for t in ("0", "1")
     ]
-    assert len(set(map(tuple, enc.suffix_ids.values()))) == 4
     prefix = enc.encode_prefix(tone(30.0), FIELDS)
+    assert len(set(map(tuple, prefix.suffix_ids.values()))) == 4
+    assert all(s[-2:] == enc.answer_open_ids for s in prefix.suffix_ids.values())
     mel_frames = int(prefix.feature_attention_mask.sum())
     n_audio = prefix.input_ids.count(processor.audio_token_id)
     assert mel_frames == 3000 and n_audio == ((mel_frames - 1) // 2 + 1 - 2) // 2 + 1 == 750
@@ -248,3 +251,62 @@ def test_score_decodes_files_inside_the_loop_one_batch_at_a_time(tmp_path, monke
         next(p for n, p in whole.model.named_parameters() if "lora_B" in n).add_(0.01)
     whole._id = None
     assert whole.id != scorer.id
+
+
+def test_prompt_orders_put_the_instruction_before_or_after_the_context(tiny):
+    """``instruction_first`` (the official order) shares only system turn, audio and preamble;
+    ``context_first`` also shares the context. The same tokens are in both, rearranged."""
+    from speech_drame.audio_llm.qwen2_audio import prefix_text, suffix_text
+    from speech_drame.prompts import format_context, instruction, rubric
+
+    _, processor = tiny
+    context = format_context("realism", FIELDS)
+    rule = instruction(rubric("realism", "trait_embodiment"))
+    queries = {}
+    for order in ("instruction_first", "context_first"):
+        prefix = prefix_text("realism", FIELDS, order)
+        suffix = suffix_text("realism", "trait_embodiment", FIELDS, order)
+        assert (context in prefix) == (order == "context_first")
+        query = prefix + suffix
+        assert (query.index(rule) < query.index(context)) == (order == "instruction_first")
+        queries[order] = query
+        enc = PromptEncoder(processor, "realism", ["trait_embodiment"], order)
+        ids = enc.encode_prefix(tone(1.0), FIELDS).suffix_ids["trait_embodiment"]
+        assert processor.tokenizer.decode(ids) == suffix
+    assert sorted(queries["instruction_first"]) == sorted(queries["context_first"])
+    with pytest.raises(ValueError, match="prompt_order: unknown value 'sideways'"):
+        PromptEncoder(processor, "realism", ["trait_embodiment"], "sideways")
+
+
+def test_scorer_uses_the_prompt_order_the_evaluator_was_trained_with(tmp_path):
+    """A folder records its order; one saved before the field existed was trained with
+    ``context_first`` and is scored that way."""
+    import json
+
+    from peft import LoraConfig, get_peft_model
+
+    from speech_drame.scorers.drame_eval import EVALUATOR_CONFIG, EvaluatorInfo
+
+    model, processor = build_tiny(seed=0)
+    get_peft_model(model, LoraConfig(r=4, target_modules=LORA_TARGET_REGEX)).save_pretrained(
+        tmp_path
+    )
+    processor.save_pretrained(tmp_path)
+    dims = list(scored_dimensions("archetype"))
+    EvaluatorInfo("archetype", dims, "tiny", prompt_order="instruction_first").save(tmp_path)
+    assert DrameEvalScorer.from_pretrained(tmp_path).prompt_order == "instruction_first"
+    old = json.loads((tmp_path / EVALUATOR_CONFIG).read_text())
+    for key in ("prompt_order", "lora_scope", "loss_on", "prompt_variation", "label_policy"):
+        del old[key]
+    (tmp_path / EVALUATOR_CONFIG).write_text(json.dumps(old))
+    info = EvaluatorInfo.load(tmp_path)
+    assert (info.prompt_order, info.lora_scope, info.loss_on) == (
+        "context_first",
+        "language",
+        "label_token",
+    )
+    assert (info.prompt_variation, info.label_policy) == (False, "skip")
+    assert DrameEvalScorer.from_pretrained(tmp_path).prompt_order == "context_first"
+    (tmp_path / EVALUATOR_CONFIG).write_text(json.dumps({**old, "prompt_order": "sideways"}))
+    with pytest.raises(ValueError, match=f"{EVALUATOR_CONFIG}: prompt_order: unknown value"):
+        EvaluatorInfo.load(tmp_path)

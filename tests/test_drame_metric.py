@@ -52,6 +52,13 @@ def sample_inputs(seed: int = 0, n: int = 60):
     return preds, refs, ["audio_quality", "human_likeness"]
 
 
+def mean_rating(ratings, policy="paper"):
+    """The mean of one annotator list with the label policy applied by hand (NaN: none)."""
+    kept = [1 if v is None else v for v in ratings] if policy == "paper" else ratings
+    kept = [v for v in kept if v is not None]
+    return float(np.mean(kept)) if kept else math.nan
+
+
 def test_loads_by_path_from_the_root_and_by_name_inside_evaluate_metric(monkeypatch):
     import evaluate
 
@@ -95,6 +102,26 @@ def test_flat_references_and_options_pass_through(drame):
     same(got, M.alignment_table(preds, refs, dims, emotion_gating=True, bootstrap=40, seed=3))
     assert got["emotion_intensity_control_gated"] > 0
     assert got["emotion_intensity_control_missing"] == 1
+
+
+@pytest.mark.parametrize("policy", ["paper", "skip"])
+def test_label_policy_passes_through_and_is_stated(drame, policy):
+    preds, refs, dims = sample_inputs(5)  # ragged lists of 3 to 5 annotators, nulls
+    got = drame.compute(predictions=preds, references=refs, dimensions=dims, label_policy=policy)
+    same(got, M.alignment_table(preds, refs, dims, label_policy=policy))
+    assert got["label_policy"] == policy
+    # by hand, over each list as given: the ragged lists' padding is never filled
+    y = np.array([mean_rating(r[0], policy) for r in refs])
+    keep = ~np.isnan(y)
+    x = np.array(preds)[keep, 0]
+    assert got["audio_quality_pearson"] == pytest.approx(
+        stats.pearsonr(x, y[keep]).statistic, abs=1e-12
+    )
+    assert got["audio_quality_null_ratings"] == sum(v is None for r in refs for v in r[0]) > 0
+    if policy == "paper":  # the default
+        same(drame.compute(predictions=preds, references=refs, dimensions=dims), got)
+    with pytest.raises(ValueError, match="unknown label policy 'none'"):
+        drame.compute(predictions=preds, references=refs, dimensions=dims, label_policy="none")
 
 
 def test_bad_input_raises_value_error_naming_it(drame):
@@ -192,13 +219,20 @@ def test_official_samples_end_to_end(drame, official_dataset_dir):
         predictions=preds, references=nested_references(ann, ARCHETYPE), dimensions=ARCHETYPE
     )
     same(got, M.alignment_table(preds, M.annotator_matrices(ann, ARCHETYPE), ARCHETYPE))
-    # one clip failed Content Pass unanimously: its scores are null, so one sample is left per score
+    # one clip failed Content Pass unanimously: its scores are null, which the paper counts as 1
     assert got["content_pass_count"] == 2 and got["content_pass_accuracy"] == 1.0
-    assert got["audio_quality_count"] == 1 and got["audio_quality_null_ratings"] == 6
-    assert (
-        math.isnan(got["audio_quality_pearson"])
-        and "1 sample(s)" in got["notes"]["audio_quality_pearson"]
+    assert got["audio_quality_count"] == 2 and got["audio_quality_null_ratings"] == 6
+    y = [mean_rating(a["audio_quality"]) for a in ann]
+    assert sorted(y) == [1.0, np.mean([4, 5, 4, 4, 4, 4])]  # the failed clip's six nulls: 1
+    x = [p[1] for p in preds]
+    assert got["audio_quality_pearson"] == pytest.approx(stats.pearsonr(x, y).statistic)
+    # skipped, they leave one sample per score: no correlation
+    refs = nested_references(ann, ARCHETYPE)
+    skip = drame.compute(
+        predictions=preds, references=refs, dimensions=ARCHETYPE, label_policy="skip"
     )
+    assert skip["audio_quality_count"] == 1 and skip["audio_quality_null_ratings"] == 6
+    assert "1 sample(s)" in skip["notes"]["audio_quality_pearson"]
 
     ds = rows_of(official_dataset_dir, "realism", "test")
     ann = ds["annotations"]
@@ -232,12 +266,9 @@ def test_demo_dataset_end_to_end(drame, demo_dataset_dir, config, dims):
     for j, d in enumerate(dims):
         if d == CONTENT_PASS:
             continue
-        pairs = [
-            (p[j], np.mean([v for v in a[d] if v is not None]))
-            for p, a in zip(preds, ann, strict=True)
-            if any(v is not None for v in a[d])
-        ]
-        x, y = np.array(pairs).T
+        # the default label policy (paper), by hand: each null rating counts as 1
+        x, y = np.array([(p[j], mean_rating(a[d])) for p, a in zip(preds, ann, strict=True)]).T
+        x, y = x[~np.isnan(y)], y[~np.isnan(y)]
         r = stats.pearsonr(x, y).statistic
         assert got[f"{d}_pearson"] == pytest.approx(r, abs=1e-12)
         lo, hi = got[f"{d}_pearson_ci"]

@@ -237,6 +237,23 @@ DEMO_MIN_AVG_PEARSON = {"archetype": 0.5, "realism": 0.5}
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    ("policy", "share_of_1", "share_of_3"), [("paper", 0.5, 0.5), ("skip", 0.0, 1.0)]
+)
+def test_label_policy_decides_what_null_ratings_teach(tiny, policy, share_of_1, share_of_3) -> None:
+    """Two of four annotators null: the paper's policy teaches 1 for them, skip leaves them out."""
+    blueprints, _ = tiny
+    labels = {"human_likeness": [[3, None, 3, None] for _ in blueprints]}
+    options = TrainingOptions(epochs=60, label_policy=policy)
+    model = train_lite_scorer(blueprints, labels, "archetype", options)
+    dist = np.mean(
+        [s.distributions["human_likeness"] for s in model.score_blueprints(blueprints)], 0
+    )
+    assert dist[0] == pytest.approx(share_of_1, abs=0.15)
+    assert dist[2] == pytest.approx(share_of_3, abs=0.15)
+    assert model.options.label_policy == policy
+
+
 def test_demo_train_split_is_learnable(demo_dataset_dir: Path, tmp_path: Path) -> None:
     """The demo labels are simulated from construction parameters: this checks that the
     scorer learns them; it says nothing about alignment with human judgement."""

@@ -10,6 +10,7 @@ from scipy import stats
 from sklearn import metrics as skm
 
 from speech_drame import metrics as M
+from speech_drame.labels import LABEL_POLICIES
 from speech_drame.schema import ARCHETYPE_DIMENSIONS, REALISM_DIMENSIONS
 
 
@@ -116,7 +117,7 @@ def realism_case():
 
 def test_table_matches_scipy_and_sklearn_per_dimension(realism_case):
     dims, preds, refs, means, per_sample = realism_case
-    table = M.alignment_table(preds.tolist(), per_sample, dims)
+    table = M.alignment_table(preds.tolist(), per_sample, dims, label_policy="skip")
     for j, dim in enumerate(dims):
         keep = ~np.isnan(means[:, j])
         x, y = preds[keep, j], means[keep, j]
@@ -155,16 +156,18 @@ def test_large_table_on_threads_matches_scipy_and_the_serial_run():
 
 def test_table_same_numbers_from_every_reference_form(realism_case):
     dims, preds, refs, means, per_sample = realism_case
-    from_lists = M.alignment_table(preds, per_sample, dims)
+    # means skip the nulls: every form with annotator lists must skip them too
+    from_lists = M.alignment_table(preds, per_sample, dims, label_policy="skip")
     from_means = M.alignment_table(preds, means, dims)
     rows = [{d: refs[j][i] for j, d in enumerate(dims)} for i in range(len(per_sample))]
-    from_rows = M.alignment_table(preds, M.annotator_matrices(rows, dims), dims)
+    matrices = M.annotator_matrices(rows, dims, label_policy="skip")
+    from_rows = M.alignment_table(preds, matrices, dims, label_policy="skip")
     width = max(len(r) for ref in refs for r in ref)
     cube = np.full((len(per_sample), len(dims), width), np.nan)
     for j in range(len(dims)):
         for i, r in enumerate(refs[j]):
             cube[i, j, : len(r)] = [np.nan if v is None else v for v in r]
-    from_cube = M.alignment_table(preds, cube, dims)
+    from_cube = M.alignment_table(preds, cube, dims, label_policy="skip")
     for other in (from_means, from_rows, from_cube):
         for d in dims:
             assert other[f"{d}_pearson"] == pytest.approx(from_lists[f"{d}_pearson"], abs=1e-12)
@@ -175,7 +178,7 @@ def test_table_same_numbers_from_every_reference_form(realism_case):
 
 def test_emotion_gating_keeps_the_rubric_gates(realism_case):
     dims, preds, refs, means, per_sample = realism_case
-    table = M.alignment_table(preds, per_sample, dims, emotion_gating=True)
+    table = M.alignment_table(preds, per_sample, dims, emotion_gating=True, label_policy="skip")
     acc, inten, trans = (
         dims.index(d) for d in ("emotion_accuracy", "emotion_intensity_control", "dynamic_range")
     )
@@ -186,7 +189,7 @@ def test_emotion_gating_keeps_the_rubric_gates(realism_case):
         assert table[f"{dim}_gated"] == (~np.isnan(means[:, j])).sum() - keep.sum()
         expected = stats.pearsonr(preds[keep, j], means[keep, j]).statistic
         assert table[f"{dim}_pearson"] == pytest.approx(expected, abs=1e-12)
-    ungated = M.alignment_table(preds, per_sample, dims)
+    ungated = M.alignment_table(preds, per_sample, dims, label_policy="skip")
     assert table["pitch_variation_pearson"] == ungated["pitch_variation_pearson"]
     with pytest.raises(ValueError, match="gated by 'emotion_accuracy'"):
         M.alignment_table(
@@ -218,7 +221,14 @@ def test_content_pass_statistics_match_sklearn():
     assert labels["content_pass_accuracy"] == table["content_pass_accuracy"]
 
 
-def test_archetype_nulls_after_content_failure_are_skipped_and_counted():
+@pytest.mark.parametrize(
+    "policy,y",
+    [  # the mean audio quality per clip, the policy applied by hand
+        ("paper", [np.mean([4, 5, 4]), 1.0, np.mean([2, 3, 1]), np.mean([3, 3, 4])]),
+        ("skip", [np.mean([4, 5, 4]), np.nan, np.mean([2, 3]), np.mean([3, 3, 4])]),
+    ],
+)
+def test_archetype_nulls_after_content_failure_follow_the_label_policy(policy, y):
     dims = ["content_pass", *ARCHETYPE_DIMENSIONS]
     refs = [
         [[True, True, True], [4, 5, 4], [3, 4, 4], [5, 4, 4]],
@@ -227,13 +237,16 @@ def test_archetype_nulls_after_content_failure_are_skipped_and_counted():
         [[True, True, True], [3, 3, 4], [4, 3, 3], [2, 3, 3]],
     ]
     preds = [[0.9, 4.5, 3.5, 4.6], [0.2, 1.0, 1.0, 1.0], [0.6, 2.4, 2.0, 2.5], [0.8, 3.2, 3.4, 2.6]]
-    table = M.alignment_table(preds, refs, dims)
-    assert table["audio_quality_count"] == 3 and table["audio_quality_missing"] == 1
-    assert table["audio_quality_null_ratings"] == 4
-    x = [4.5, 2.4, 3.2]
-    y = [np.mean([4, 5, 4]), 2.5, np.mean([3, 3, 4])]
-    assert table["audio_quality_pearson"] == pytest.approx(stats.pearsonr(x, y).statistic)
+    table = M.alignment_table(preds, refs, dims, label_policy=policy)
+    y = np.array(y)
+    keep = ~np.isnan(y)
+    x = np.array(preds)[keep, 1]
+    assert table["audio_quality_count"] == keep.sum() == (4 if policy == "paper" else 3)
+    assert table["audio_quality_missing"] == (~keep).sum()
+    assert table["audio_quality_null_ratings"] == 4  # counted under both policies
+    assert table["audio_quality_pearson"] == pytest.approx(stats.pearsonr(x, y[keep]).statistic)
     assert table["content_pass_accuracy"] == 1.0 and table["content_pass_count"] == 4
+    assert table["label_policy"] == policy
 
 
 def test_undefined_correlations_are_nan_with_a_reason():
@@ -326,7 +339,7 @@ def test_bootstrap_intervals_equal_scipy_on_the_same_resamples():
     dims = ["audio_quality", "human_likeness", "content_pass"]
     x = np.column_stack([preds, prob])
     refs = [[ann[0][i], ann[1][i], votes[i]] for i in range(n)]
-    table = M.alignment_table(x, refs, dims, bootstrap=b, seed=7)
+    table = M.alignment_table(x, refs, dims, bootstrap=b, seed=7, label_policy="skip")
 
     counts = np.vstack(list(M.resample_counts(n, b, seed=7)))
     truth = np.array([sum(v) >= 2 for v in votes])
@@ -465,7 +478,7 @@ def test_annotator_matrices_from_dataset_rows():
         {
             "emotion_accuracy": [4, 2, 3],
             "emotion_intensity_control": [3, None, 2],
-            "content_pass": [True, False, True],
+            "content_pass": [True, None, True],
         },
         {
             "emotion_accuracy": [1, 2],
@@ -473,34 +486,125 @@ def test_annotator_matrices_from_dataset_rows():
             "content_pass": [False, False],
         },
     ]
-    na = [
-        {"emotion_accuracy": [False] * 3, "emotion_intensity_control": [False, True, False]},
-        {"emotion_accuracy": [False] * 2, "emotion_intensity_control": [True, False]},
-    ]
-    m = M.annotator_matrices(
-        rows, ["emotion_accuracy", "emotion_intensity_control", "content_pass"]
+    dims = ["emotion_accuracy", "emotion_intensity_control", "content_pass"]
+    paper = M.annotator_matrices(rows, dims)  # the default
+    skip = M.annotator_matrices(rows, dims, label_policy="skip")
+    for m in (paper, skip):  # no nulls, or votes: the same under both policies
+        np.testing.assert_array_equal(m["emotion_accuracy"].scores, [[4, 2, 3], [1, 2, np.nan]])
+        np.testing.assert_array_equal(m["content_pass"].scores, [[1, np.nan, 1], [0, 0, np.nan]])
+        assert m["content_pass"].n_null == 1 and m["content_pass"].n_filled == 0
+        assert m["emotion_intensity_control"].n_null == 3
+    np.testing.assert_array_equal(  # nulls count as 1, the padding stays NaN
+        paper["emotion_intensity_control"].scores, [[3, 1, 2], [1, 1, np.nan]]
     )
-    np.testing.assert_array_equal(m["emotion_accuracy"].scores, [[4, 2, 3], [1, 2, np.nan]])
-    assert m["emotion_intensity_control"].n_null == 3
-    np.testing.assert_array_equal(m["content_pass"].scores, [[1, 0, 1], [0, 0, np.nan]])
-    filled = M.annotator_matrices(rows, ["emotion_intensity_control"], not_applicable=na, na_as=1)
     np.testing.assert_array_equal(
-        filled["emotion_intensity_control"].scores, [[3, 1, 2], [1, np.nan, np.nan]]
+        skip["emotion_intensity_control"].scores, [[3, np.nan, 2], [np.nan, np.nan, np.nan]]
     )
-    assert filled["emotion_intensity_control"].n_null == 1  # the null that was not "N/A"
-    with pytest.raises(ValueError, match="na_as needs not_applicable"):
-        M.annotator_matrices(rows, ["emotion_accuracy"], na_as=1)
+    assert paper["emotion_intensity_control"].n_filled == 3
+    assert skip["emotion_intensity_control"].n_filled == 0
+    with pytest.raises(ValueError, match="unknown label policy 'na'; expected one of paper, skip"):
+        M.annotator_matrices(rows, dims, label_policy="na")
     with pytest.raises(ValueError, match=r"annotations\[0\] has no field 'pitch_variation'"):
         M.annotator_matrices(rows, ["pitch_variation"])
     with pytest.raises(ValueError, match=r"annotations.emotion_accuracy\[1\]\[0\]: score 7"):
         M.annotator_matrices([rows[0], {"emotion_accuracy": [7]}], ["emotion_accuracy"])
-    with pytest.raises(ValueError, match="flags a rating that is not null"):
-        M.annotator_matrices(
-            rows,
-            ["emotion_accuracy"],
-            not_applicable=[{"emotion_accuracy": [True, False, False]}, na[1]],
-            na_as=1,
-        )
+
+
+# --- the label policy (speech_drame.labels) ------------------------------------------------------
+
+# emotion accuracy and the intensity it gates, per clip; the intensity lists are ragged
+POLICY_DIMS = ["emotion_accuracy", "emotion_intensity_control"]
+POLICY_REFS = [
+    [[4, 4, 5], [4, None, 5]],
+    [[2, 1, 2], [None, None, None]],
+    [[3, 3, 4], [2, None, 3]],
+    [[5, 4, 5], [5, 4]],
+    [[1, 2, 2], [None, 1, None]],
+]
+POLICY_PREDS = [[4.0, 4.0], [2.0, 1.5], [3.5, 3.0], [4.5, 4.5], [1.5, 2.0]]
+
+
+def test_label_policies_give_the_hand_checked_numbers_and_paper_is_the_default():
+    x = np.array(POLICY_PREDS)[:, 1]
+    # paper: each null counts as 1 ([4, 1, 5], [1, 1, 1], [2, 1, 3], [5, 4], [1, 1, 1]);
+    # skip: nulls left out ([4, 5], none, [2, 3], [5, 4], [1])
+    y_paper = np.array([10 / 3, 1, 2, 4.5, 1])
+    y_skip = np.array([4.5, np.nan, 2.5, 4.5, 1])
+    paper = M.alignment_table(POLICY_PREDS, POLICY_REFS, POLICY_DIMS, label_policy="paper")
+    skip = M.alignment_table(POLICY_PREDS, POLICY_REFS, POLICY_DIMS, label_policy="skip")
+    keep = ~np.isnan(y_skip)
+    assert paper["emotion_intensity_control_pearson"] == pytest.approx(
+        stats.pearsonr(x, y_paper).statistic, abs=1e-12
+    )
+    assert skip["emotion_intensity_control_pearson"] == pytest.approx(
+        stats.pearsonr(x[keep], y_skip[keep]).statistic, abs=1e-12
+    )
+    assert round(paper["emotion_intensity_control_pearson"], 4) == 0.9725
+    assert round(skip["emotion_intensity_control_pearson"], 4) == 0.9828
+    assert paper["emotion_intensity_control_mae"] == pytest.approx(19 / 30)  # 2/3+.5+1+0+1 / 5
+    assert skip["emotion_intensity_control_mae"] == pytest.approx(0.5)  # .5+.5+0+1 / 4
+    assert paper["emotion_intensity_control_count"] == 5
+    assert skip["emotion_intensity_control_count"] == 4
+    for table in (paper, skip):  # the nulls are counted the same way under both policies
+        assert table["emotion_intensity_control_null_ratings"] == 7
+        assert table["emotion_accuracy_null_ratings"] == 0
+    assert paper["emotion_accuracy_pearson"] == skip["emotion_accuracy_pearson"]
+    assert (paper["label_policy"], skip["label_policy"]) == ("paper", "skip")
+    assert paper["label_policy_rule"] == LABEL_POLICIES["paper"]
+    assert skip["label_policy_rule"] == LABEL_POLICIES["skip"]
+    assert M.alignment_table(POLICY_PREDS, POLICY_REFS, POLICY_DIMS) == paper
+    # dataset rows through annotator_matrices give the same numbers under each policy
+    rows = [dict(zip(POLICY_DIMS, r, strict=True)) for r in POLICY_REFS]
+    for policy, table in (("paper", paper), ("skip", skip)):
+        matrices = M.annotator_matrices(rows, POLICY_DIMS, label_policy=policy)
+        assert M.alignment_table(POLICY_PREDS, matrices, POLICY_DIMS, label_policy=policy) == table
+    # single reference scores are never changed: a missing one stays missing under paper
+    means = M.alignment_table(
+        POLICY_PREDS, [[4.0, None], [2.0, 1.0]] + [[3.0, 2.0]] * 3, POLICY_DIMS
+    )
+    assert means["emotion_intensity_control_missing"] == 1
+
+
+def test_the_padding_of_ragged_lists_is_never_filled():
+    rows = [{"audio_quality": [4, None]}, {"audio_quality": [3, 3, 5, None]}, {"audio_quality": []}]
+    m = M.annotator_matrices(rows, ["audio_quality"])["audio_quality"]
+    np.testing.assert_array_equal(m.scores, [[4, 1, np.nan, np.nan], [3, 3, 5, 1], [np.nan] * 4])
+    assert m.n_annotators.tolist() == [2, 4, 0] and m.n_filled == m.n_null == 2
+    np.testing.assert_array_equal(M.reference_scores(m), [2.5, 3, np.nan])
+    table = M.alignment_table(
+        [[3.0], [4.0], [2.0]], [[r["audio_quality"]] for r in rows], ["audio_quality"]
+    )
+    assert table["audio_quality_missing"] == 1  # an empty list has no rating to fill
+    assert table["audio_quality_mae"] == pytest.approx((0.5 + 1) / 2)  # |3 - 2.5|, |4 - 3|
+
+
+def test_content_pass_votes_never_change():
+    dims = ["content_pass", "audio_quality"]
+    refs = [
+        [[True, None, False], [3, 4]],  # a tie: a null vote counted as a pass would decide it
+        [[None, None, None], [2, 2]],  # no vote at all
+        [[False, None], [1, 2]],
+        [[True, True, None], [4, 5]],
+    ]
+    preds = [[0.9, 3.0], [0.1, 2.0], [0.2, 1.0], [0.8, 4.0]]
+    paper = M.alignment_table(preds, refs, dims)
+    skip = M.alignment_table(preds, refs, dims, label_policy="skip")
+    for table in (paper, skip):
+        assert table["content_pass_ties"] == 1 and table["content_pass_missing"] == 1
+        assert table["content_pass_count"] == 2 and table["content_pass_accuracy"] == 1.0
+        assert table["content_pass_roc_auc"] == 1.0
+    rows = [{"content_pass": r[0]} for r in refs]
+    m = M.annotator_matrices(rows, ["content_pass"])["content_pass"]
+    assert m.n_filled == 0 and m.n_null == 6
+
+
+def test_a_policy_cannot_be_undone():
+    rows = [{"audio_quality": r[1]} for r in POLICY_REFS]
+    filled = M.annotator_matrices(rows, ["audio_quality"])  # paper: 7 nulls already count as 1
+    with pytest.raises(ValueError, match=r"'audio_quality': 7 null rating\(s\) were already"):
+        M.alignment_table([[3.0]] * 5, filled, ["audio_quality"], label_policy="skip")
+    with pytest.raises(ValueError, match="unknown label policy 'one'"):
+        M.alignment_table([[3.0]], [[[3]]], ["audio_quality"], label_policy="one")
 
 
 def test_human_ceiling_is_leave_one_out_against_scipy():

@@ -430,6 +430,13 @@ def test_offline_comparator_with_a_chat_judge_scorer_from_the_cli(server, tiny_r
         assert j["ratings"]["candidate"]["paralinguistics"] == pytest.approx(3.0)
         assert j["ratings"]["baseline"]["paralinguistics"] == pytest.approx(0.75)
         assert j["ratings"]["baseline"]["content"] == pytest.approx(3.0)
+    # the chat judge options reach the scorer; --seed stays the play order's, beside --exemplar-seed
+    n = server.count("lengths")
+    again = [*argv, "--runs", "2", "--seed", "4", "--exemplar-seed", "9", "--json-out", str(out)]
+    assert main(again) == 0, capsys.readouterr().err
+    assert "mean of 2 runs" in capsys.readouterr().err
+    assert server.count("lengths") == n + 4 * 2
+    assert json.loads(out.read_text())["seed"] == 4
 
     server.routes["broken"] = lambda p, n: reply(chat_body("{oops"))
     # every judgment failed: listed, exit 1

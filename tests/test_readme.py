@@ -18,11 +18,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import DEMO_DATASET, DEMO_RELEASE, LIBRIVOX, OFFICIAL_SAMPLES, REPO
 from judge_server import JudgeServer, chat_body, reply, running
 from readme_blocks import Block, blocks, commands
 
+from speech_drame.official_formats import OFFICIAL_NAMES
 from speech_drame.schema import ARCHETYPE_DIMENSIONS, CONTENT_PASS, REALISM_DIMENSIONS
 
 README = REPO / "README.md"
@@ -79,19 +81,52 @@ def _repository_like(folder: Path) -> Path:
         shutil.copy(speech[i + 1], folder / "clips" / name)
     shutil.copytree(OFFICIAL_SAMPLES, folder / "evalbench_raw")
     _responses(folder)
+    _official_outputs(folder / "official_outputs")
     return folder
+
+
+def _realism_test_ids() -> list[str]:
+    import pyarrow.parquet as pq
+
+    return [
+        i
+        for shard in sorted((DEMO_DATASET / "realism").glob("test-*.parquet"))
+        for i in pq.read_table(shard, columns=["id"]).column("id").to_pylist()
+    ]
+
+
+def _official_outputs(folder: Path) -> None:
+    """The official pipelines' outputs for the demo realism test split, in their formats: two
+    zero/few-shot trial files (one unusable answer) and a fine-tuning result folder."""
+    rng = np.random.default_rng(0)
+    names = [OFFICIAL_NAMES[d] for d in REALISM_DIMENSIONS]
+    ids = _realism_test_ids()
+    folder.mkdir()
+    for trial in (1, 2):
+        lines = []
+        for i, clip in enumerate(ids):
+            answer = {n: int(rng.integers(1, 6)) for n in names}
+            response = "sorry" if (trial, i) == (2, 0) else json.dumps(answer)
+            lines.append({"id": clip, "model_name": "judge", "response": response,
+                          "audio_path": f"/data/realism/{clip}.wav"})  # fmt: skip
+        text = "".join(json.dumps(line) + "\n" for line in lines)
+        (folder / f"fewshot_trial{trial}.jsonl").write_text(text)
+    (folder / "finetune_realism").mkdir()
+    for name in names:
+        records = []
+        for clip in ids:
+            p = rng.dirichlet(np.ones(5))
+            records.append({"id": clip, "specific_dimension": name,
+                            "model_score": int(np.argmax(p)) + 1,
+                            "probability_score": float(p @ np.arange(1, 6)),
+                            "ground_truth_ratings": {}})  # fmt: skip
+        (folder / "finetune_realism" / f"{name}.json").write_text(json.dumps(records, indent=2))
 
 
 def _responses(folder: Path) -> None:
     """Two systems answering every realism test scenario: ``sys_a`` with each scenario's own
     demo clip, ``sys_b`` with the next scenario's (a mismatched performance)."""
-    import pyarrow.parquet as pq
-
-    ids = [
-        i
-        for shard in sorted((DEMO_DATASET / "realism").glob("test-*.parquet"))
-        for i in pq.read_table(shard, columns=["id"]).column("id").to_pylist()
-    ]
+    ids = _realism_test_ids()
     for system, sources in (("sys_a", ids), ("sys_b", ids[1:] + ids[:1])):
         (folder / "responses" / system).mkdir(parents=True)
         for scenario, source in zip(ids, sources, strict=True):

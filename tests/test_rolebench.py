@@ -306,6 +306,52 @@ def test_leaderboard_json_is_strict_with_reasons_beside_undefined_values(tmp_pat
     assert "undefined" in paths["markdown"].read_text()
 
 
+def test_low_label_mass_is_listed_and_counted_at_the_threshold_given(tmp_path) -> None:
+    """Rows with label mass: a score below the threshold is listed as unreliable (and kept in
+    the statistics); rows without it (a LiteScorer) get no column and no list."""
+    scenario_set = scenarios.ScenarioSet("archetype", (
+        scenarios.Scenario("s1", "archetype", {"question": QUESTION}),
+        scenarios.Scenario("s2", "archetype", {"question": QUESTION}),
+    ))  # fmt: skip
+    plan = run.Plan([run.WorkItem(sys_, s, tmp_path / f"{s.id}.wav", "h")
+                     for sys_ in ("a", "b") for s in scenario_set.scenarios],
+                    {"a": [], "b": []})  # fmt: skip
+    key = {"scorer": "x", "sha256": "h", "context": scenarios.context_hash({"question": QUESTION})}
+    mass = {("a", "s1"): 0.9, ("a", "s2"): 0.3, ("b", "s1"): 0.45, ("b", "s2"): 0.8}
+    rows = [{"system": it.system, "scenario": it.scenario.id, **key,
+             "scores": {"audio_quality": 3.0},
+             "label_mass": {"audio_quality": mass[it.system, it.scenario.id]}}
+            for it in plan.items]  # fmt: skip
+
+    def flagged(threshold):
+        table = report.system_table(rows, scenario_set, plan, "x", n_resamples=20,
+                                    min_label_mass=threshold)  # fmt: skip
+        return table, {s: [(u["scenario"], u["label_mass"]) for u in e["unreliable"]]
+                       for s, e in table.items()}  # fmt: skip
+
+    table, lists = flagged(0.5)
+    assert lists == {"a": [("s2", 0.3)], "b": [("s1", 0.45)]}
+    assert table["a"]["dimensions"]["audio_quality"]["mean"] == 3.0  # kept in the statistics
+    markdown, csv_text = report.to_markdown(table), report.to_csv(table)
+    assert "| Not scored | Unreliable |" in markdown
+    assert "Unreliable (label mass below 0.5; kept in the statistics):" in markdown
+    assert "- a: s2, Audio Quality: label mass 0.300" in markdown
+    assert csv_text.splitlines()[0].split(",")[8] == "n_unreliable"
+    assert {r.split(",")[1]: r.split(",")[8] for r in csv_text.splitlines()[1:]} == {
+        "a": "1", "b": "1"
+    }  # fmt: skip
+    assert flagged(0.4)[1] == {"a": [("s2", 0.3)], "b": []}
+    assert flagged(0.2)[1] == {"a": [], "b": []}
+    with pytest.raises(ValueError, match=r"min_label_mass must be in \[0, 1\], got -0.1"):
+        flagged(-0.1)
+    for row in rows:
+        del row["label_mass"]
+    table = report.system_table(rows, scenario_set, plan, "x", n_resamples=20)
+    assert all("unreliable" not in e for e in table.values())
+    assert "Unreliable" not in report.to_markdown(table)
+    assert "n_unreliable" not in report.to_csv(table)
+
+
 def test_two_explicit_shard_processes_end_with_one_merged_leaderboard(bench, tmp_path) -> None:
     """`--rank r --world-size 2` in two real processes, no accelerate: the last one to finish
     merges the shard files and writes the leaderboard; the other says it left that to it."""

@@ -95,10 +95,36 @@ def test_bench_scores_with_drame_eval_end_to_end(evaluator, tmp_path, capsys) ->
         assert row["distributions"][d] == pytest.approx(direct.distributions[d], abs=1e-5)
     assert row["content_pass"] == pytest.approx(direct.content_pass, abs=1e-5)
     assert row["audio"]["seconds"] == pytest.approx(0.8, abs=1e-3)
+    assert row["label_mass"] == pytest.approx(direct.label_mass, abs=1e-6)
+    assert row["decoding"] == "expectation" and "expectation decoding" in doc["scorer_description"]
 
-    assert main(_args(root, evaluator)) == 1
-    assert "0 scored now, 8 already done" in capsys.readouterr().err
+    # the untrained model puts ~0.5% on the labels: every score is flagged, none dropped
+    flagged = doc["systems"]["b"]["unreliable"]
+    assert doc["systems"]["b"]["min_label_mass"] == 0.5
+    assert {(u["scenario"], u["dimension"]) for u in flagged} == {
+        (f"q{i}", d) for i in range(3) for d in DIMS
+    }  # fmt: skip
+    assert all(u["label_mass"] < 0.5 for u in flagged)
+    assert "| Unreliable |" in printed.out and "Unreliable (label mass below 0.5" in printed.out
+    assert "28 score(s) with label mass below 0.5: unreliable" in printed.err  # 7 clips x 4
+
+    # the threshold is applied to the stored mass: nothing is scored again
+    assert main(_args(root, evaluator, "--min-label-mass", "0.001")) == 1
+    again = capsys.readouterr()
+    assert "0 scored now, 8 already done" in again.err and "label mass below" not in again.err
+    doc = json.loads((root / "run" / "leaderboard.json").read_text())
+    assert all(e["unreliable"] == [] for e in doc["systems"].values())
     assert len(read_rows(root / "run" / "results.jsonl")) == 8
+
+    # official decoding is another scorer id: its rows never mix with the expectation's (on
+    # this model no label survives its top-k, so every clip is a model failure, not a score)
+    assert main(_args(root, evaluator, "--decoding", "official")) == 1
+    assert "8 scored now (8 failed)" in capsys.readouterr().err
+    rows = read_rows(root / "run" / "results.jsonl")
+    official = [r for r in rows if r["scorer"] != scorer.id]
+    assert len(rows) == 16 and len(official) == 8
+    assert all(r["error_kind"] in ("model", "input") and "scores" not in r for r in official)
+    assert sum("survives official decoding" in r["error"] for r in official) == 7
 
 
 def test_a_sigkilled_drame_eval_run_resumes_without_lost_or_duplicate_rows(

@@ -82,6 +82,8 @@ def test_archetype_json_has_every_dimension_distribution_and_pass(setup, capsys)
     dist = row["distributions"]["audio_quality"]
     assert len(dist) == 5 and sum(dist) == pytest.approx(1.0)
     assert row["scores"]["audio_quality"] == pytest.approx(float(np.dot(dist, [1, 2, 3, 4, 5])))
+    # a LiteScorer has no label mass, so no decoding and no unreliable flags
+    assert not {"label_mass", "unreliable", "decoding"} & set(row)
 
 
 def test_realism_table_for_a_folder(setup, capsys) -> None:
@@ -90,6 +92,7 @@ def test_realism_table_for_a_folder(setup, capsys) -> None:
     assert status == 0, err
     assert out.count("transcript:") == 10
     assert "Pitch Variation" in out and "Local Scene Fit" in out and "Content Pass" not in out
+    assert "mass" not in out and "label mass" not in err
 
 
 def test_a_bad_clip_is_reported_and_the_others_are_scored(setup, capsys, tmp_path) -> None:

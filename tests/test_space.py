@@ -93,7 +93,10 @@ def test_gradio_client_call_returns_every_dimension(space) -> None:
     assert tuple(details["scores"]) == ARCHETYPE_DIMENSIONS
     assert details["mode"] == "archetype" and details["scorer"].startswith("LiteScorer ")
     assert space["scorer"] not in details["scorer"]  # no server path on the page
-    assert details["scorer_id"].startswith("lite-") and details["id"] == Path(space["clips"]["clean"]).name
+    assert (
+        details["scorer_id"].startswith("lite-")
+        and details["id"] == Path(space["clips"]["clean"]).name
+    )
     for dim, score in details["scores"].items():
         assert 1.0 <= score <= 5.0
         assert sum(details["distributions"][dim]) == pytest.approx(1.0)
@@ -304,7 +307,9 @@ def test_an_adapter_named_by_the_env_var_scores_instead(tmp_path, monkeypatch) -
     )[0]
     assert got.id == "tone.wav" and got.audio is not None
     card = scorer_card("archetype")
-    assert "**Scorer:** DRAME-Eval adapter (archetype, base tiny)" in card  # no server path
+    assert (
+        "**Scorer:** DRAME-Eval adapter (archetype, base tiny, expectation decoding)" in card
+    )  # no server path
     assert "trained on `speech-drame` (train split, 284 clips)" in card
     assert "**synthetic proxy labels**" in card
     assert tuple(got.scores) == ARCHETYPE_DIMENSIONS

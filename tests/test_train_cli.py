@@ -266,3 +266,22 @@ def test_push_problems_stop_the_run_before_training(case, expected, dataset, hub
     assert expected in line
     assert not out.exists()  # nothing trained
     assert hub.uploads() == []
+
+
+def test_help_lists_the_recipe_switches_with_their_defaults(tmp_path):
+    proc = train("--help", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = " ".join(proc.stdout.split())
+    for option, choices, default in (
+        ("label_policy", "{paper,skip}", "paper"),
+        ("prompt_variation", "[PROMPT_VARIATION]", "True"),
+        ("prompt_order", "{instruction_first,context_first}", "instruction_first"),
+        ("loss_on", "{answer_span,label_token}", "answer_span"),
+        ("lora_scope", "{all,language}", "all"),
+        ("lora_target_modules", "LORA_TARGET_MODULES", "None"),
+    ):
+        alias = f"--{option.replace('_', '-')} {choices}"  # only in the help entry
+        entry = text[text.index(alias) :]
+        assert entry.index(f"(default: {default})") == entry.index("(default:"), option
+    bad = train("--tiny", "--output_dir", str(tmp_path / "o"), "--prompt_order", "x", cwd=tmp_path)
+    assert bad.returncode == 2 and "--prompt_order" in bad.stderr and "invalid choice" in bad.stderr

@@ -1,6 +1,8 @@
 """End to end on the demo dataset (archetype): train.py on the tiny random Qwen2-Audio, offline,
-then reload, model card, push listing, resume. Checkpoints are in the output folder, the
-exported evaluator in its ``evaluator/``."""
+with the official choices (the defaults: prompt variation, LoRA on every q/k/v/o/gate/up/down
+projection, loss on the whole answer, instruction first, N/A counted as 1), then reload, model
+card, push listing, resume. Checkpoints are in the output folder, the exported evaluator in its
+``evaluator/``."""
 
 import contextlib
 import io
@@ -60,16 +62,54 @@ def test_training_lowers_the_loss(run):
     assert last < first - 0.3, losses
 
 
-def test_every_clip_dimension_with_a_valid_rating_is_a_training_pair(run, demo_dataset_dir):
+def test_every_clip_dimension_with_a_usable_label_is_a_training_pair(run, demo_dataset_dir):
+    """Under the paper's label policy a null quality rating counts as 1, so every clip is a
+    pair of each 1-5 dimension; Content Pass needs a non-null vote."""
     out, _ = run
-    train = json.loads((out / "evaluator" / "metrics.json").read_text())["train"]
+    metrics = json.loads((out / "evaluator" / "metrics.json").read_text())
+    train = metrics["train"]
     assert train["global_step"] == STEPS
+    assert metrics["label_policy"] == "paper" and "count as 1" in metrics["label_policy_rule"]
+    assert all(t["label_policy"] == "paper" for t in metrics["eval"].values())
     rows = load_dataset(str(demo_dataset_dir), "archetype")["train"]["annotations"]
     dims = ("content_pass", "audio_quality", "human_likeness", "appropriateness")
-    valid = {d: sum(any(v is not None for v in ann[d]) for ann in rows) for d in dims}
+    votes = sum(any(v is not None for v in ann["content_pass"]) for ann in rows)
     assert train["training_clips"] == len(rows)
-    assert train["training_pairs"] == sum(valid.values())
-    assert train["skipped_no_valid_score"] == {d: len(rows) - valid[d] for d in dims}
+    assert train["training_pairs"] == votes + 3 * len(rows)
+    assert train["skipped_no_valid_score"] == {
+        d: len(rows) - votes if d == dims[0] else 0 for d in dims
+    }
+    nulls = {d: sum(list(ann[d]).count(None) for ann in rows) for d in dims[1:]}
+    assert train["null_ratings_counted_as_1"] == {"content_pass": 0, **nulls}
+    assert metrics["training_choices"] == {
+        "prompt_order": "instruction_first", "lora_scope": "all",
+        "lora_target_modules": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
+                                "down_proj"],
+        "loss_on": "answer_span", "prompt_variation": True, "label_policy": "paper",
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("scope", ["all", "language"])
+def test_lora_scope_all_reaches_the_audio_encoder_and_language_does_not(scope, tmp_path):
+    from speech_drame.training.arguments import parse_args
+    from speech_drame.training.run import build_model
+
+    config = str(REPO / "configs" / "drame_eval_archetype.yaml")
+    model_args, _, lora_args, _ = parse_args(
+        ["--config", config, "--tiny", "--output_dir", str(tmp_path), "--lora_scope", scope]
+    )
+    model, _ = build_model(model_args, lora_args)
+    adapted = {n.split(".lora_A")[0] for n, _ in model.named_parameters() if ".lora_A" in n}
+    audio = {n for n in adapted if ".audio_tower." in n}
+    text = {n for n in adapted if ".language_model." in n}
+    assert {n.rsplit(".", 1)[1] for n in text} == {
+        "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"
+    }  # fmt: skip
+    assert adapted == audio | text
+    if scope == "all":  # the encoder's attention projections (its output one is out_proj)
+        assert {n.rsplit(".", 1)[1] for n in audio} == {"q_proj", "k_proj", "v_proj"}
+    else:
+        assert not audio
 
 
 def test_adapter_reloads_and_gives_identical_scores(run, demo_dataset_dir):
@@ -77,35 +117,42 @@ def test_adapter_reloads_and_gives_identical_scores(run, demo_dataset_dir):
     out = run_dir / "evaluator"
     assert (out / "adapter_model.safetensors").is_file()
     adapter = json.loads((out / "adapter_config.json").read_text())
-    assert adapter["r"] == 16 and "language_model" in adapter["target_modules"]
+    assert adapter["r"] == 16 and "q_proj" in adapter["target_modules"]
+    from safetensors import safe_open
+
+    with safe_open(out / "adapter_model.safetensors", "pt") as weights:
+        assert any("audio_tower" in k and "lora_" in k for k in weights.keys())  # noqa: SIM118
     saved = [json.loads(line) for line in (out / "predictions" / "test.jsonl").open()]
     assert len(saved) == EVAL_CLIPS and all("error" not in p for p in saved)
 
     info = json.loads((out / "drame_eval_config.json").read_text())
     assert info["base_model"] == "tiny" and info["dtype"] == "float32"
+    assert (info["prompt_order"], info["lora_scope"], info["loss_on"]) == (
+        "instruction_first",
+        "all",
+        "answer_span",
+    )
+    assert info["prompt_variation"] is True and info["label_policy"] == "paper"
     trained_on = info["training_data"]  # what the Space shows next to the scores
     assert trained_on["dataset"] == str(demo_dataset_dir) and trained_on["split"] == "train"
     assert trained_on["labels_are_synthetic"] is True
     assert "synthetic proxy labels" in trained_on["label_note"]
     scorer = DrameEvalScorer.from_pretrained(out)  # fresh tiny base from the seed + adapter
+    assert scorer.prompt_order == "instruction_first"  # the order it was trained with
     rows = load_dataset(str(demo_dataset_dir), "archetype")["test"].select(range(EVAL_CLIPS))
     again = scorer.score_rows(rows)
     for before, after in zip(saved, again, strict=True):
         assert after.id == before["id"]
         for dim, value in before["scores"].items():
             assert after.scores[dim] == pytest.approx(value, abs=1e-6)
-            assert after.distributions[dim] == pytest.approx(
-                before["distributions"][dim], abs=1e-6
-            )
+            assert after.distributions[dim] == pytest.approx(before["distributions"][dim], abs=1e-6)
         assert after.content_pass == pytest.approx(before["content_pass"], abs=1e-6)
         assert after.label_mass == pytest.approx(before["label_mass"], abs=1e-6)
     # Training changed the model: the base alone scores differently.
     from speech_drame.audio_llm.tiny import build_tiny
 
     base = DrameEvalScorer(*build_tiny(0), "archetype").score_rows(rows.select(range(1)))
-    assert (
-        abs(base[0].scores["audio_quality"] - saved[0]["scores"]["audio_quality"]) > 1e-3
-    )
+    assert abs(base[0].scores["audio_quality"] - saved[0]["scores"]["audio_quality"]) > 1e-3
 
 
 def test_model_card_parses_with_the_measured_metrics(run, demo_dataset_dir):
@@ -138,6 +185,20 @@ def test_model_card_parses_with_the_measured_metrics(run, demo_dataset_dir):
     source = re.search(r"^> \*\*Source\.\*\* (.+)$", data_card.text, re.MULTILINE)[1]
     assert f"**Training data note.** {source}" in card.text
     assert "<answer>" in card.text and "someone/drame-eval-tiny" in card.text
+    for row in (
+        "| prompt order | `instruction_first`: the dimension's instruction before the clip's "
+        "context (the official code's order",
+        "| LoRA scope | `all`: every module named q_proj k_proj v_proj o_proj gate_proj up_proj "
+        "down_proj (the official config",
+        "| loss span | `answer_span`: every token of the answer <answer>k</answer> (the official "
+        "trainer) |",
+        "| prompt variation | one of 30 paraphrases of the dimension's question drawn per "
+        "training example",
+        '| label policy | `paper`: null and "N/A" ratings count as 1',
+    ):
+        assert row in card.text, row
+    assert "Label policy `paper`" in card.text and "Loss span `answer_span`" in card.text
+    assert "in the `instruction_first` order" in card.text
 
 
 def test_push_dry_run_lists_exactly_the_exported_files(run):

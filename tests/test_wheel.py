@@ -102,6 +102,8 @@ def test_the_wheel_carries_the_templates_and_renders_the_cards(tmp_path):
         "datasetcard.md",
         "modelcard.md",
     ]
+    pool = json.loads((site / "speech_drame" / "resources" / "instruction_pool.json").read_text())
+    assert len(pool["realism"]["pitch_variation"]) == 30  # the training prompt pool ships too
     work = tmp_path / "work"
     done = run_from_wheel(site, work)
     assert done.returncode == 0, done.stderr

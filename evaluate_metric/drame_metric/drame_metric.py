@@ -7,6 +7,7 @@ module and the ``speech-drame`` command line give the same numbers.
 import datasets
 import evaluate
 
+from speech_drame.labels import DEFAULT_LABEL_POLICY
 from speech_drame.metrics import alignment_table, booleans_as_numbers, check_boolean_positions
 from speech_drame.schema import ARCHETYPE_DIMENSIONS, CONTENT_PASS, REALISM_DIMENSIONS
 
@@ -33,10 +34,10 @@ Args:
         `dimensions` (1..5; for `content_pass` a decision, True/False or 1/0, or a pass
         probability).
     references (`list` of `list`): per sample, for each dimension either one reference score
-        (`None` when there is none) or the list of annotator ratings (`None` = null rating,
-        skipped and counted; scores are averaged, Content Pass votes True/False or 1/0 decided
-        by majority, ties left out and counted). A dataset's `annotations` give these lists
-        as they are.
+        (`None` when there is none, never changed) or the list of annotator ratings (`None` = a
+        null rating, treated by `label_policy` and counted; scores are averaged, Content Pass
+        votes True/False or 1/0 decided by majority, null votes and ties left out and
+        counted). A dataset's `annotations` give these lists as they are.
     dimensions (`list` of `str`): the dimension of each position. Optional with the configs
         `"archetype"` (content_pass, audio_quality, human_likeness, appropriateness) and
         `"realism"` (the ten realism dimensions).
@@ -46,6 +47,10 @@ Args:
     bootstrap (`int`, default 0): number of resamples for percentile confidence intervals.
     seed (`int`, optional): seed of the resampling.
     confidence (`float`, default 0.95): level of the intervals.
+    label_policy (`str`, default `"paper"`): what a null rating in an annotator list of a
+        1..5 dimension counts as. `"paper"`: 1, as the Speech-DRAME paper and its official code
+        count gated "N/A" ratings and the quality ratings of an annotator who failed the clip
+        on Content Pass; `"skip"`: left out. Either way `{dim}_null_ratings` counts them.
 
 Returns:
     `{dim}_pearson` for every scored dimension, `avg_pearson`, `content_pass_accuracy` (the
@@ -53,7 +58,8 @@ Returns:
     `{dim}_count`, `{dim}_missing`, `{dim}_null_ratings`, `{dim}_gated` (with gating);
     `content_pass_f1`, `content_pass_roc_auc` (probabilities only), `content_pass_count`,
     `content_pass_missing`, `content_pass_ties`; with `bootstrap`, `{statistic}_ci` = [low, high]
-    for every statistic but Kendall tau; `notes`: why a statistic is NaN (e.g. a constant input).
+    for every statistic but Kendall tau; `label_policy` and `label_policy_rule`: the policy
+    applied; `notes`: why a statistic is NaN (e.g. a constant input).
 
 Examples:
     >>> import evaluate
@@ -65,9 +71,25 @@ Examples:
     ...     dimensions=["audio_quality", "human_likeness"],
     ... )
     >>> round(result["audio_quality_pearson"], 3), round(result["avg_pearson"], 3)
-    (0.994, 0.986)
-    >>> result["human_likeness_null_ratings"]
-    1
+    (0.994, 0.863)
+    >>> result["human_likeness_null_ratings"], result["label_policy"]
+    (1, 'paper')
+
+    The label policy: emotion intensity is "N/A" (null) where an annotator rated emotion
+    accuracy below 3. Under `"paper"` the reference means are 10/3 ([4, 1, 5]), 1 ([1, 1, 1]),
+    2 ([2, 1, 3]), 4.5 ([5, 4]: a shorter list is not padded with 1s) and 1 ([1, 1, 1]);
+    under `"skip"` they are 4.5, none (the sample is left out), 2.5, 4.5 and 1:
+
+    >>> preds = [[4.0], [1.5], [3.0], [4.5], [2.0]]
+    >>> refs = [[[4, None, 5]], [[None, None, None]], [[2, None, 3]], [[5, 4]], [[None, 1, None]]]
+    >>> for policy in ("paper", "skip"):
+    ...     r = drame.compute(predictions=preds, references=refs,
+    ...                       dimensions=["emotion_intensity_control"], label_policy=policy)
+    ...     print(policy, round(r["emotion_intensity_control_pearson"], 4),
+    ...           round(r["emotion_intensity_control_mae"], 4),
+    ...           r["emotion_intensity_control_count"], r["emotion_intensity_control_null_ratings"])
+    paper 0.9725 0.6333 5 7
+    skip 0.9828 0.5 4 7
 
     Content Pass takes booleans, as the datasets store the votes (stored as 1.0/0.0):
 
@@ -141,6 +163,7 @@ class DrameMetric(evaluate.Metric):
         bootstrap=0,
         seed=None,
         confidence=0.95,
+        label_policy=DEFAULT_LABEL_POLICY,
     ):
         if dimensions is None:
             if self.config_name not in _DEFAULT_DIMENSIONS:
@@ -161,4 +184,5 @@ class DrameMetric(evaluate.Metric):
             bootstrap=bootstrap,
             seed=seed,
             confidence=confidence,
+            label_policy=label_policy,
         )

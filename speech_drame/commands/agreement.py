@@ -8,24 +8,29 @@ import math
 import sys
 from typing import Any
 
+from ..labels import describe_label_policy
+from .options import add_label_policy_option
+
 
 def agreement_report(
     dataset: str,
     config: str,
     split: str,
-    na_as: float | None,
+    label_policy: str,
     ceiling_method: str,
     per_sample: bool,
 ) -> dict[str, Any]:
-    """Per dimension: Appendix K agreement, its counts and the leave-one-out human ceiling."""
+    """Per dimension: Appendix K agreement, its counts and the leave-one-out human ceiling,
+    with null ratings treated by ``label_policy`` (:mod:`speech_drame.labels`)."""
     from datasets import load_dataset
 
     from ..metrics import agreement, annotator_matrices, human_ceiling
     from ..schema import SCORE_RANGE, SEMANTIC_MATCH, check_config, dimensions
 
     check_config(config)
+    policy = describe_label_policy(label_policy)
     ds = load_dataset(dataset, config, split=split)
-    columns = ["id", "annotations"] + (["not_applicable"] if na_as is not None else [])
+    columns = ["id", "annotations"]
     missing = [c for c in columns if c not in ds.column_names]
     if missing:
         raise ValueError(f"{dataset} {config}/{split} has no column {', '.join(missing)}")
@@ -34,15 +39,13 @@ def agreement_report(
     dims = list(dimensions(config))
     if rows and SEMANTIC_MATCH in rows[0]:
         dims.append(SEMANTIC_MATCH)
-    mats = annotator_matrices(
-        rows, dims, not_applicable=ds["not_applicable"] if na_as is not None else None, na_as=na_as
-    )
+    mats = annotator_matrices(rows, dims, label_policy=label_policy)
     report: dict[str, Any] = {
         "dataset": dataset,
         "config": config,
         "split": split,
         "samples": ds.num_rows,
-        "na_as": na_as,
+        **policy,
         "score_range": SCORE_RANGE,
         "ceiling_method": ceiling_method,
         "dimensions": {},
@@ -57,6 +60,8 @@ def agreement_report(
             "samples_used": a.n_samples,
             "samples_ignored": a.n_ignored,
             "null_ratings": a.n_null,
+            "null_ratings_counted_as_1": mats[dim].n_filled,
+            "null_ratings_left_out": a.n_null - mats[dim].n_filled,
             "ceiling": c.ceiling,
             "ceiling_per_position": c.per_position.tolist(),
             "ceiling_counts": c.counts.tolist(),
@@ -75,19 +80,21 @@ def format_report(report: dict[str, Any]) -> str:
     def num(value: float, width: int) -> str:
         return f"{'n/a':>{width}}" if math.isnan(value) else f"{value:>{width}.3f}"
 
-    na = "skipped" if report["na_as"] is None else f"counted as {report['na_as']:g}"
+    paper = report["label_policy"] == "paper"
+    nulls = "nulls as 1" if paper else "nulls out"
     lines = [
         f"{report['config']}/{report['split']} of {report['dataset']}: {report['samples']} samples, "
-        f"R = {report['score_range']}, gated N/A {na}",
+        f"R = {report['score_range']}",
+        f"label policy {report['label_policy']}: {report['label_policy_rule']}",
         f"{'dimension':36s}{'agreement':>10}{'mean std':>10}{'used':>7}{'<2 ratings':>11}"
-        f"{'nulls':>7}{'ceiling':>9}",
+        f"{nulls:>12}{'ceiling':>9}",
     ]
-    lines.append("-" * len(lines[1]))
+    lines.append("-" * len(lines[2]))
     for dim, e in report["dimensions"].items():
+        n = e["null_ratings_counted_as_1" if paper else "null_ratings_left_out"]
         lines.append(
             f"{RUBRIC_NAMES.get(dim, dim):36s}{num(e['agreement'], 10)}{num(e['mean_std'], 10)}"
-            f"{e['samples_used']:>7}{e['samples_ignored']:>11}{e['null_ratings']:>7}"
-            f"{num(e['ceiling'], 9)}"
+            f"{e['samples_used']:>7}{e['samples_ignored']:>11}{n:>12}{num(e['ceiling'], 9)}"
         )
     lines.append(
         f"agreement: 1 - mean per-sample std / R (Speech-DRAME Appendix K); ceiling: "
@@ -100,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     from ..atomic_io import strict_json, write_json
 
     report = agreement_report(
-        args.dataset, args.config, args.split, args.na_as, args.ceiling, args.per_sample
+        args.dataset, args.config, args.split, args.label_policy, args.ceiling, args.per_sample
     )
     written = write_json(args.json_out, report, indent=2) if args.json_out else None
     if args.json:
@@ -117,11 +124,8 @@ def register(subparsers) -> None:
     parser.add_argument("--dataset", default="speech-drame", help="built dataset folder or name")
     parser.add_argument("--config", default="realism", choices=("archetype", "realism"))
     parser.add_argument("--split", default="test")
-    parser.add_argument(
-        "--na-as",
-        type=float,
-        help="count gated N/A ratings as this score (the paper's analysis uses 1); "
-        "default: skip them like other nulls",
+    add_label_policy_option(
+        parser, "(a gated N/A, or a quality rating after a failed Content Pass; counted either way)"
     )
     parser.add_argument(
         "--ceiling", default="pearson", choices=("pearson", "spearman"), help="ceiling correlation"

@@ -16,6 +16,7 @@ import os
 import sys
 from pathlib import Path
 
+from ..scorers.base import MIN_LABEL_MASS, check_min_label_mass
 from .options import add_scorer_options, scorer_from_args
 
 
@@ -67,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from speech_drame.scorers.base import ScorerError
 
     try:
+        check_min_label_mass(args.min_label_mass)
         if args.rank and args.world_size is None:
             raise ValueError("--rank needs --world-size")
         if args.world_size is not None and not 0 <= args.rank < args.world_size:
@@ -124,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
     table = report.system_table(
         bench_run.read_results(args.out), scenario_set, plan, scorer.id,
         common_only=args.common_only, aggregation=args.aggregation, decay=args.decay,
-        n_resamples=args.resamples,
+        n_resamples=args.resamples, min_label_mass=args.min_label_mass,
     )  # fmt: skip
     agreement = report.human_agreement(table, human) if human else None
     meta = {"scenarios": str(args.scenarios), "mode": scenario_set.mode, "scorer": scorer.id,
@@ -136,6 +138,10 @@ def run(args: argparse.Namespace) -> int:
     print(paths["markdown"].read_text(encoding="utf-8"))
     for name, path in paths.items():
         print(f"{name}: {path}")
+    flagged = sum(len(e.get("unreliable", [])) for e in table.values())
+    if flagged:
+        print(f"{flagged} score(s) with label mass below {args.min_label_mass}: unreliable, "
+              "listed above (kept in the statistics)", file=sys.stderr)  # fmt: skip
     problems = report.problems(table)
     if problems:
         print(
@@ -186,6 +192,13 @@ def register(subparsers) -> None:
                         help="multi-turn: how turn scores make a dialogue score")  # fmt: skip
     parser.add_argument("--decay", type=float, default=0.5, help="multi-turn recency decay")
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
+    parser.add_argument(
+        "--min-label-mass",
+        type=float,
+        default=MIN_LABEL_MASS,
+        help="list a score as unreliable when the scorer put less than this probability on the "
+        "labels (scorers with label mass: DRAME-Eval)",
+    )
     parser.add_argument("--rank", type=int, default=0, help="this process's shard, 0..world-size-1")
     parser.add_argument(
         "--world-size",

@@ -31,12 +31,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-def _table(results: list, errors: list[tuple[str, str]], corrupt: int = 0) -> str:
-    lines = [f"{'clip':28s} {'dimension':32s} {'score':>6s}"]
+def _table(results: list, errors: list[tuple[str, str]], scorer, corrupt: int = 0) -> str:
+    pass_row = (
+        "content_pass (P of pass)" if scorer.options.logprobs else "content_pass (share of runs)"
+    )
+    lines = [f"judge: {scorer.description}", f"{'clip':28s} {'dimension':32s} {'score':>6s}"]
     for result in results:
         rows = []
         if result.content_pass is not None:
-            rows.append(("content_pass (share of runs)", result.content_pass))
+            rows.append((pass_row, result.content_pass))
         rows += list(result.scores.items())
         for i, (name, value) in enumerate(rows or [("(no score)", None)]):
             clip = result.clip if i == 0 else ""
@@ -51,6 +54,10 @@ def _table(results: list, errors: list[tuple[str, str]], corrupt: int = 0) -> st
     )
     lines += [f"  {r.clip}: {reason}" for r in results for reason in r.reasons]
     lines += [f"  {clip}: {reason}" for clip, reason in errors]
+    if scorer.options.failed_as == "1":
+        filled = [(r.clip, line) for r in results for line in r.filled]
+        lines.append(f"counted as 1 (--failed-as 1): {len(filled)} of {n_runs} requests")
+        lines += [f"  {clip}: {line}" for clip, line in filled]
     if corrupt:
         lines.append(f"{corrupt} corrupt cache entries ignored (their requests were sent again)")
     return "\n".join(lines)
@@ -61,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ..audio import AudioError
     from ..judges import make_item
+    from ..labels import describe_label_policy
     from ..scorers.judge import JudgeScorer
 
     def say(line: str) -> None:  # a line on stderr that does not break the progress bar
@@ -81,15 +89,22 @@ def run(args: argparse.Namespace) -> int:
             results.append(scorer.judge.judge_item(item))  # EndpointUnreachable stops the run
     stats = scorer.client.stats
     if args.json:
+        options = scorer.options
         out = {
+            "judge": scorer.description,
+            "judge_id": scorer.id,
+            "failed_as": options.failed_as,
+            "exemplars": options.exemplars if options.shots else None,
+            **(describe_label_policy(options.label_policy) if options.shots else {}),
             "results": [r.to_dict() for r in results],
             "errors": [{"clip": c, "reason": m} for c, m in errors],
             "n_failures": sum(r.n_failures for r in results) + len(errors),
+            "n_filled_requests": sum(len(r.filled) for r in results),
             "corrupt_cache_entries": stats.corrupt_cache_entries,
         }
         print(json.dumps(out, indent=2))
     else:
-        print(_table(results, errors, stats.corrupt_cache_entries))
+        print(_table(results, errors, scorer, stats.corrupt_cache_entries))
     return 1 if errors or any(not r.ok for r in results) else 0
 
 

@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from ..labels import DEFAULT_LABEL_POLICY, LABEL_POLICIES
 from ..schema import CONTEXTS, Config
 
 CONTEXT_HELP = {
@@ -84,25 +85,72 @@ def chat_client(args: argparse.Namespace, on_retry=None):
                       on_retry=on_retry)  # fmt: skip
 
 
+def add_label_policy_option(group: Any, where: str) -> None:
+    """``--label-policy paper|skip``: what a null or "N/A" rating counts as ``where``."""
+    group.add_argument(
+        "--label-policy",
+        choices=tuple(LABEL_POLICIES),
+        default=DEFAULT_LABEL_POLICY,
+        help=f"what a null or N/A rating counts as {where}: "
+        + "; ".join(f"{k}: {v}" for k, v in LABEL_POLICIES.items()),
+    )
+
+
 def add_judge_options(parser: argparse.ArgumentParser) -> None:
-    """How a chat judge asks and averages (JSON runs or logprobs, few-shot exemplars)."""
+    """How a chat judge asks and counts (rubric, JSON runs or logprobs, few-shot exemplars and
+    their gold labels, unusable answers)."""
     group = parser.add_argument_group("chat judge")
     group.add_argument(
-        "--rubric", type=Path, help="text file with the rubric put before the answer format"
+        "--rubric",
+        metavar="FILE|none",
+        help="text file whose rubric replaces the built-in one; 'none': no rubric (default: the "
+        "built-in rubric of every dimension with the rules for unusable clips)",
     )
     group.add_argument("--runs", type=int, default=5, help="requests averaged per clip (JSON mode)")
     group.add_argument("--max-tokens", type=int, help="JSON mode answer length limit")
     group.add_argument(
         "--logprobs",
         action="store_true",
-        help="one request per dimension; score = expectation over the tokens 1..5 (open models)",
+        help="one request per dimension (archetype: Content Pass too); the score is read from "
+        "the label tokens' probabilities (open models)",
     )
     group.add_argument("--top-logprobs", type=int, default=20, help="logprob mode: top_logprobs")
     group.add_argument(
         "--shots", type=int, default=0, help="few-shot exemplars (needs --train-dataset)"
     )
     group.add_argument("--train-dataset", type=Path, help="built dataset folder with a train split")
-    group.add_argument("--seed", type=int, default=0, help="seed of the exemplar draw")
+    group.add_argument(
+        "--exemplars",
+        choices=("random", "agreement"),
+        default="random",
+        help="random: drawn anew for every clip and run; agreement: one set whose annotators "
+        "agree best with their rounded mean",
+    )
+    group.add_argument("--exemplar-seed", type=int, default=0, help="seed of the exemplar draws")
+    add_label_policy_option(group, "in the exemplars' gold answers")
+    group.add_argument(
+        "--failed-as",
+        choices=("skip", "1"),
+        default="skip",
+        help="skip: an unusable answer is a counted failure with no score; 1: an unusable answer, "
+        "or a key missing from one, counts as 1 (the official scoring of the paper's zero/few-"
+        "shot tables)",
+    )
+
+
+def _rubric_text(value: str | None) -> str | None:
+    """``--rubric``: ``None`` (built-in), ``""`` (``none``) or the file's text."""
+    if value is None:
+        return None
+    if value == "none":
+        return ""
+    try:
+        text = Path(value).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"--rubric {value}: cannot read it ({exc})") from None
+    if not text.strip():
+        raise ValueError(f"--rubric {value} is empty; pass '--rubric none' for no rubric")
+    return text
 
 
 def judge_options(args: argparse.Namespace):
@@ -112,23 +160,32 @@ def judge_options(args: argparse.Namespace):
 
     return JudgeOptions(
         runs=args.runs, temperature=args.temperature, max_tokens=args.max_tokens,
-        logprobs=args.logprobs, top_logprobs=args.top_logprobs,
-        rubric=args.rubric.read_text(encoding="utf-8") if args.rubric else "",
-        shots=args.shots, train_dataset=str(args.train_dataset) if args.train_dataset else None,
-        seed=args.seed, timeout=args.timeout, max_retries=args.max_retries,
+        logprobs=args.logprobs, top_logprobs=args.top_logprobs, rubric=_rubric_text(args.rubric),
+        shots=args.shots, exemplars=args.exemplars,
+        train_dataset=str(args.train_dataset) if args.train_dataset else None,
+        exemplar_seed=args.exemplar_seed, label_policy=args.label_policy,
+        failed_as=args.failed_as, timeout=args.timeout, max_retries=args.max_retries,
         response_cache=str(args.response_cache) if args.response_cache else None,
     )  # fmt: skip
 
 
 def add_scorer_settings(group: Any, workers: bool = True) -> None:
     """The settings of the scorer kinds that have them: ``--workers`` (LiteScorer),
-    ``--batch-size`` and ``--device`` (DRAME-Eval)."""
+    ``--batch-size``, ``--device`` and ``--decoding`` (DRAME-Eval)."""
+    from ..scorers.drame_eval import DECODINGS
+
     if workers:
         group.add_argument(
             "--workers", type=int, help="LiteScorer: clips analysed at once (default: one per core)"
         )
     group.add_argument("--batch-size", type=int, default=4, help="DRAME-Eval: clips per forward")
     group.add_argument("--device", help="DRAME-Eval: torch device, e.g. cuda:0 (default: CPU)")
+    group.add_argument(
+        "--decoding",
+        choices=list(DECODINGS),
+        help="DRAME-Eval: how a score is read from the answer's next-token distribution "
+        "(default: expectation): " + "; ".join(f"{k}: {v}" for k, v in DECODINGS.items()),
+    )
 
 
 def add_scorer_options(parser: argparse.ArgumentParser, workers: bool = True) -> None:
@@ -150,6 +207,6 @@ def scorer_from_args(args: argparse.Namespace, config: Config, on_retry=None):
 
     return load_scorer(
         args.scorer, config, cache=feature_cache(args), workers=getattr(args, "workers", None),
-        batch_size=args.batch_size, device=args.device, judge_options=judge_options(args),
-        on_retry=on_retry,
+        batch_size=args.batch_size, device=args.device, decoding=args.decoding,
+        judge_options=judge_options(args), on_retry=on_retry,
     )  # fmt: skip

@@ -13,9 +13,11 @@ from ..jsonl import read_objects
 from .options import (
     add_chat_options,
     add_feature_cache_options,
+    add_judge_options,
     add_scorer_settings,
     chat_client,
     feature_cache,
+    scorer_from_args,
 )
 
 RULES = "rules"  # --scorer: the blueprint rule scorer (no trained model)
@@ -68,20 +70,12 @@ def _say(line: str) -> None:
 
 def offline_scorer(args: argparse.Namespace):
     """The offline comparator's scorer: the rule scorer, or the archetype scorer ``--scorer``
-    names (a chat judge takes the chat endpoint options)."""
+    names (a chat judge takes the chat endpoint and chat judge options)."""
     from ..protocols.paraling.rule_scorer import rule_aspect_scores
 
     if args.scorer == RULES:
         return rule_aspect_scores
-    from ..scorers.judge import JudgeOptions
-    from ..scorers.specs import load_scorer
-
-    response_cache = str(args.response_cache) if args.response_cache else None
-    options = JudgeOptions(temperature=args.temperature, timeout=args.timeout,
-                           max_retries=args.max_retries, response_cache=response_cache)  # fmt: skip
-    scorer = load_scorer(args.scorer, "archetype", cache=feature_cache(args), workers=args.workers,
-                         batch_size=args.batch_size, device=args.device, judge_options=options,
-                         on_retry=_say)  # fmt: skip
+    scorer = scorer_from_args(args, "archetype", on_retry=_say)
     _say(f"scorer: {scorer.description} [{scorer.id}]")
     return scorer
 
@@ -165,10 +159,11 @@ def register(subparsers) -> None:
         metavar="SPEC",
         default=RULES,
         help=f"'{RULES}' (blueprint rules, no trained model) or an archetype scorer: "
-        f"{SPEC_HELP}; a judge: scorer takes the chat endpoint options",
+        f"{SPEC_HELP}; a judge: scorer takes the chat endpoint and chat judge options",
     )
     add_scorer_settings(group)
     add_feature_cache_options(run_)
     add_chat_options(run_)
+    add_judge_options(run_)
     for sub in (build, demo, run_):
         sub.set_defaults(func=run)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..audio import AUDIO_SUFFIXES
 from ..schema import CONFIGS
+from ..scorers.base import MIN_LABEL_MASS, ClipInput, check_min_label_mass
 from .options import add_context_options, add_scorer_options, context_from_args, scorer_from_args
 
 
@@ -24,30 +25,44 @@ def expand_clips(paths: list[str]) -> list[str]:
     return out
 
 
-def format_clip(result) -> str:
+def format_clip(result, min_label_mass: float = MIN_LABEL_MASS) -> str:
     """One clip as a small table: score and 1..5 distribution per dimension, after what reading
-    the audio did (the 30 s cut, the peak and any scaling into [-1, 1])."""
-    from speech_drame.schema import RUBRIC_NAMES
+    the audio did (the 30 s cut, the peak and any scaling into [-1, 1]); for a scorer with label
+    mass, its column, ``!`` marking a mass below ``min_label_mass`` (unreliable)."""
+    from speech_drame.schema import CONTENT_PASS, RUBRIC_NAMES
+
+    unreliable = result.unreliable(min_label_mass)
+
+    def mass(dim: str) -> str:
+        if dim not in result.label_mass:
+            return ""
+        return f"  {result.label_mass[dim]:6.3f}" + (" !" if dim in unreliable else "")
 
     lines = [f"{result.id}"]
     if result.audio is not None:
         lines.append(f"  audio: {result.audio.summary()}")
     if result.transcript:
         lines.append(f"  transcript: {result.transcript!r}")
+    if result.decoding is not None:
+        lines.append(f"  decoding: {result.decoding}")
     if result.content_pass is not None:
-        lines.append(f"  {'Content Pass probability':<36}{result.content_pass:6.3f}")
+        lines.append(f"  {'Content Pass probability':<36}{result.content_pass:6.3f}"
+                     f"{' ' * 32 if CONTENT_PASS in result.label_mass else ''}"
+                     f"{mass(CONTENT_PASS)}")  # fmt: skip
     lines.append(
         f"  {'dimension':<36}{'score':>6}   " + " ".join(f"{'p' + str(k):>5}" for k in range(1, 6))
-    )
+        + ("    mass" if result.label_mass else "")
+    )  # fmt: skip
     for dim, score in result.scores.items():
         dist = " ".join(f"{p:5.2f}" for p in result.distributions.get(dim, []))
-        lines.append(f"  {RUBRIC_NAMES[dim]:<36}{score:6.2f}   {dist}")
+        lines.append(f"  {RUBRIC_NAMES[dim]:<36}{score:6.2f}   {dist}{mass(dim)}")
+    if unreliable:
+        lines.append(f"  ! label mass below {min_label_mass}: unreliable")
     return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..scorers.base import ClipInput
-
+    check_min_label_mass(args.min_label_mass)
     context = context_from_args(args, args.mode)
     clips = expand_clips(args.clips)
     if not clips:
@@ -58,11 +73,15 @@ def run(args: argparse.Namespace) -> int:
     inputs = [ClipInput(clip, clip, context) for clip in clips]
     results = scorer.score(inputs, progress=len(clips) > 1 and not args.quiet)
     if args.json:
-        print(json.dumps([r.to_dict() for r in results], indent=1))
+        print(json.dumps([r.to_dict(args.min_label_mass) for r in results], indent=1))
     else:
         for r in results:
             if r.ok:
-                print(format_clip(r))
+                print(format_clip(r, args.min_label_mass))
+    flagged = sum(len(r.unreliable(args.min_label_mass)) for r in results)
+    if flagged:
+        print(f"{flagged} (clip, dimension) score(s) with label mass below {args.min_label_mass}: "
+              "unreliable (the model put little probability on the labels)", file=sys.stderr)  # fmt: skip
     failed = [r for r in results if not r.ok]
     for r in failed:
         print(f"not scored ({r.error_kind} error): {r.error}", file=sys.stderr)
@@ -84,5 +103,12 @@ def register(subparsers) -> None:
     add_context_options(parser)
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--min-label-mass",
+        type=float,
+        default=MIN_LABEL_MASS,
+        help="flag a score as unreliable when the model put less than this probability on the "
+        "labels (scorers with label mass: DRAME-Eval)",
+    )
     add_scorer_options(parser)
     parser.set_defaults(func=run)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .options import add_feature_cache_options, feature_cache
+from .options import add_feature_cache_options, add_label_policy_option, feature_cache
 
 
 def run(args: argparse.Namespace) -> int:
@@ -12,7 +12,7 @@ def run(args: argparse.Namespace) -> int:
     from speech_drame.scorers.lite import TrainingOptions
     from speech_drame.scorers.lite_training import train_and_evaluate
 
-    options = TrainingOptions(epochs=args.epochs, seed=args.seed)
+    options = TrainingOptions(epochs=args.epochs, seed=args.seed, label_policy=args.label_policy)
     if labels_are_synthetic(args.dataset):
         print(
             "note: this dataset's labels are simulated annotators (synthetic proxy labels); "
@@ -39,6 +39,7 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--epochs", type=int, default=150)
     parser.add_argument("--seed", type=int, default=0)
+    add_label_policy_option(parser, "in training targets and the evaluation")
     add_feature_cache_options(parser)
     parser.add_argument(
         "--batch-size",

@@ -1,6 +1,6 @@
 """Official-format release -> Hub-ready dataset folder that ``datasets`` loads with no code.
 
-The output folder holds ``<config>/<split>-XXXXX-of-YYYYY.parquet`` shards with the audio bytes
+The output folder holds ``<config>/<split>-XXXXX-of-YYYYY-<hash>.parquet`` shards with the audio bytes
 embedded, a ``README.md`` dataset card whose YAML declares the ``archetype`` and ``realism``
 configs (realism the default) with their splits and features, and ``build_report.json``.
 
@@ -14,6 +14,7 @@ killed builds beside the output are cleaned up (and reported) when the next buil
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import time
@@ -100,11 +101,20 @@ class _ShardWriter:
             self._writer = None
 
     def finalize(self) -> list[str]:
-        """Close and rename shards to ``split-XXXXX-of-YYYYY.parquet``; return their names."""
+        """Close and rename shards to ``split-XXXXX-of-YYYYY-<sha256[:12]>.parquet``; return
+        their names. The content hash in the name, listed in the card, is what makes
+        ``datasets`` cache a rebuilt folder anew: its cache key is the card, and a corrected
+        rating that keeps every size would otherwise load the previous build's rows."""
         self.close()
         names = []
         for i, path in enumerate(self.paths):
-            name = f"{self.split}-{i:05d}-of-{len(self.paths):05d}.parquet"
+            digest = hashlib.sha256()
+            with path.open("rb") as handle:
+                while block := handle.read(1 << 20):
+                    digest.update(block)
+            name = (
+                f"{self.split}-{i:05d}-of-{len(self.paths):05d}-{digest.hexdigest()[:12]}.parquet"
+            )
             path.rename(self.folder / name)
             names.append(name)
         return names

@@ -65,7 +65,8 @@ def card_data(
         if config == DEFAULT_CONFIG:
             entry["default"] = True
         entry["data_files"] = [
-            {"split": split, "path": f"{config}/{split}-*.parquet"} for split in shards[config]
+            {"split": split, "path": [f"{config}/{name}" for name in names]}
+            for split, names in shards[config].items()
         ]
         configs.append(entry)
         infos.append(

@@ -1,8 +1,8 @@
 """`datasets.Features` of each config of the Hub dataset, and the row a validated record becomes.
 
 Official fields keep their official names and nesting; typed columns are added beside them:
-``audio`` (16 kHz mono on decode), ``duration_s`` and, for realism, ``not_applicable`` (which
-nulls were ``"N/A"`` in the release).
+``audio`` (16 kHz mono on decode), ``duration_s`` and ``not_applicable`` (which nulls were
+``"N/A"`` in the release).
 """
 
 from __future__ import annotations
@@ -43,20 +43,18 @@ def config_features(config: Config, extra_dims: tuple[str, ...] = ()) -> Feature
         annotations: dict[str, Any] = {CONTENT_PASS: List(Value("bool"))}
         annotations |= {k: List(SCORE) for k in score_fields(config)}
         annotations |= {k: List(Value("string")) for k in ARCHETYPE_COMMENTS}
-        extra: dict[str, Any] = {}
     else:
         text = REALISM_TEXT_FIELDS
-        dims = score_fields(config, extra_dims)
-        annotations = {k: List(SCORE) for k in dims}
+        annotations = {k: List(SCORE) for k in score_fields(config, extra_dims)}
         annotations |= {k: List(_KIND[kind]) for k, kind in REALISM_META_FIELDS.items()}
-        extra = {"not_applicable": {k: List(Value("bool")) for k in dims}}
+    mask = {k: List(Value("bool")) for k in score_fields(config, extra_dims)}
     return Features(
         {
             **{k: Value("string") for k in text},
             "audio": audio,
             "duration_s": Value("float64"),
             "annotations": annotations,
-            **extra,
+            "not_applicable": mask,
         }
     )
 
@@ -69,6 +67,5 @@ def record_row(
     row["audio"] = {"bytes": audio_bytes, "path": audio_name}
     row["duration_s"] = seconds
     row["annotations"] = record.annotations
-    if record.config == "realism":
-        row["not_applicable"] = record.not_applicable
+    row["not_applicable"] = record.not_applicable
     return row

@@ -3,18 +3,35 @@
 ``requests`` and ``datasets`` are imported only when a request is sent or exemplars are read.
 """
 
-from .chat_judge import ChatJudge, JudgeResult, LogprobJudge, RunOutput, make_item
+from .chat_judge import (
+    FAILED_AS,
+    ChatJudge,
+    JudgeResult,
+    LogprobJudge,
+    RunOutput,
+    check_failed_as,
+    make_item,
+)
 from .client import ChatClient, ChatResponse, EndpointUnreachable, JudgeRequestError
-from .exemplars import gold_answer, select_exemplars
-from .parse import AnswerError, label_distribution, parse_json_answer
-from .prompt import JudgeItem, build_dimension_messages, build_messages, wav_base64
+from .exemplars import EXEMPLAR_STRATEGIES, ExemplarPool, gold_answer, select_exemplars
+from .parse import AnswerError, filled_json_answer, label_distribution, parse_json_answer
+from .prompt import (
+    JudgeItem,
+    build_dimension_messages,
+    build_messages,
+    default_rubric,
+    wav_base64,
+)
 
 __all__ = [
+    "EXEMPLAR_STRATEGIES",
+    "FAILED_AS",
     "AnswerError",
     "ChatClient",
     "ChatJudge",
     "ChatResponse",
     "EndpointUnreachable",
+    "ExemplarPool",
     "JudgeItem",
     "JudgeRequestError",
     "JudgeResult",
@@ -22,6 +39,9 @@ __all__ = [
     "RunOutput",
     "build_dimension_messages",
     "build_messages",
+    "check_failed_as",
+    "default_rubric",
+    "filled_json_answer",
     "gold_answer",
     "label_distribution",
     "make_item",

@@ -1,24 +1,42 @@
-"""Few-shot exemplars from a train split: clips whose annotators agree with their rounded mean.
+"""Few-shot exemplars from the train split of a built dataset (Speech-DRAME, Appendix L.1).
 
-For each dimension the gold answer is the annotators' mean rounded half up. A clip's distance
-is the mean absolute gap between each annotator's score and that gold value over all rated
-(dimension, annotator) pairs; for archetype the share of Content Pass votes against the
-majority is added. Realism ``"N/A"`` scores (gated emotion dimensions) count as 1, as in the
-paper's analysis. Clips with a dimension nobody rated, or a tied Content Pass vote, have no
-complete gold answer and are skipped. ``k`` exemplars are drawn with a seeded RNG from the
-clips at or below the ``k``-th smallest distance (Speech-DRAME, Appendix L.1).
+An exemplar's gold answer is, per dimension, the annotators' mean rounded half up, with null and
+``"N/A"`` ratings read through the label policy (:mod:`speech_drame.labels`; under ``paper``
+they count as 1, so a clip that failed Content Pass has 1 on its quality scores), and for
+archetype the majority Content Pass vote. A clip whose Content Pass vote is tied, or with a
+dimension left without any rating, has no complete gold answer and is never shown.
+
+Two ways to pick ``k`` exemplars (:data:`EXEMPLAR_STRATEGIES`):
+
+- ``random`` (default, the official few-shot code): a fresh draw for every clip and every run,
+  uniform over the clips with a gold answer (rejected clips included) except the judged clip
+  itself, from a generator seeded by ``(seed, clip key, run)``: the same seed repeats the same
+  draws.
+- ``agreement``: one draw for the whole run, from the clips whose annotators agree best with
+  their gold answer. A clip's distance is the mean absolute gap between each counted rating and
+  the gold value, plus for archetype the share of Content Pass votes against the majority; the
+  ``k`` exemplars are drawn with the seed from the clips at or below the ``k``-th smallest
+  distance.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import random
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from ..schema import CONTENT_PASS, SCORE_MIN, Config, dimensions
+from ..labels import DEFAULT_LABEL_POLICY, apply_label_policy, check_label_policy
+from ..schema import CONTENT_PASS, Config, check_config, dimensions
 from .prompt import JudgeItem, wav_base64
+
+EXEMPLAR_STRATEGIES: dict[str, str] = {
+    "random": "k exemplars drawn at random for every clip and run (seeded)",
+    "agreement": "one set of k exemplars whose annotators agree best with their rounded mean",
+}
 
 
 def round_half_up(value: float) -> int:
@@ -29,18 +47,20 @@ def round_half_up(value: float) -> int:
 def gold_answer(
     annotations: Mapping[str, list[Any]],
     config: Config,
-    not_applicable: Mapping[str, list[bool]] | None = None,
+    label_policy: str = DEFAULT_LABEL_POLICY,
 ) -> tuple[dict[str, Any], float] | None:
     """``(gold answer, distance)`` of one clip, or ``None`` if it has no complete gold answer.
 
     Example:
         >>> ann = {"content_pass": [True, True, False], "audio_quality": [4, 5, None],
         ...        "human_likeness": [3, 4, None], "appropriateness": [4, 4, None]}
-        >>> gold, distance = gold_answer(ann, "archetype")
+        >>> gold, distance = gold_answer(ann, "archetype")  # paper: the nulls count as 1
+        >>> gold, round(distance, 4)
+        ({'content_pass': True, 'audio_quality': 3, 'human_likeness': 3, 'appropriateness': 3}, 1.6667)
+        >>> gold, distance = gold_answer(ann, "archetype", "skip")
         >>> gold, round(distance, 4)
         ({'content_pass': True, 'audio_quality': 5, 'human_likeness': 4, 'appropriateness': 4}, 0.6667)
     """
-    not_applicable = not_applicable or {}
     gold: dict[str, Any] = {}
     gaps: list[float] = []
     extra = 0.0
@@ -52,17 +72,117 @@ def gold_answer(
         gold[CONTENT_PASS] = 2 * passes > len(votes)
         extra = sum(v != gold[CONTENT_PASS] for v in votes) / len(votes)
     for dim in dimensions(config):
-        na = not_applicable.get(dim) or [False] * len(annotations[dim])
-        scores = [
-            SCORE_MIN if flagged else score
-            for score, flagged in zip(annotations[dim], na, strict=True)
-            if flagged or score is not None
-        ]
+        counted = apply_label_policy(annotations[dim], dim, label_policy)
+        scores = [s for s in counted if s is not None]
         if not scores:
             return None
         gold[dim] = round_half_up(sum(scores) / len(scores))
         gaps += [abs(s - gold[dim]) for s in scores]
     return gold, sum(gaps) / len(gaps) + extra
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    distance: float
+    id: str
+    index: int  # row of the split
+    gold: dict[str, Any]
+
+
+def _draw_seed(seed: int, clip: str, run: int) -> int:
+    """A generator seed from ``(seed, clip, run)``, the same in every process."""
+    digest = hashlib.sha256(f"{seed}\0{clip}\0{run}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+class ExemplarPool:
+    """The clips of ``split`` with a complete gold answer; :meth:`draw` picks ``k`` of them.
+
+    Args:
+        dataset_dir: a built dataset folder (``speech-drame build``).
+        config: ``"archetype"`` or ``"realism"``.
+        k: exemplars per request.
+        strategy: ``"random"`` or ``"agreement"`` (see the module docstring).
+        split: the split the exemplars come from.
+        seed: seed of the draws.
+        label_policy: how null and ``"N/A"`` ratings enter the gold answers.
+    """
+
+    def __init__(
+        self,
+        dataset_dir: str | os.PathLike,
+        config: Config,
+        k: int,
+        *,
+        strategy: str = "random",
+        split: str = "train",
+        seed: int = 0,
+        label_policy: str = DEFAULT_LABEL_POLICY,
+    ):
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
+        if strategy not in EXEMPLAR_STRATEGIES:
+            raise ValueError(
+                f"unknown exemplar strategy {strategy!r}; expected one of "
+                f"{', '.join(EXEMPLAR_STRATEGIES)}"
+            )
+        from datasets import Audio, load_dataset
+
+        self.config, self.k, self.strategy, self.seed = check_config(config), k, strategy, seed
+        self.label_policy = check_label_policy(label_policy)
+        ds = load_dataset(str(dataset_dir), config, split=split)
+        self.candidates: list[_Candidate] = []
+        for index, row in enumerate(ds.remove_columns("audio")):
+            found = gold_answer(row["annotations"], config, label_policy)
+            if found is not None:
+                self.candidates.append(_Candidate(found[1], row["id"], index, found[0]))
+        if len(self.candidates) < k:
+            raise ValueError(
+                f"{dataset_dir} ({config}/{split}): {len(self.candidates)} clip(s) with a "
+                f"complete gold answer, {k} exemplar(s) asked for"
+            )
+        self._rows = ds.cast_column("audio", Audio(decode=False))
+        self._items: dict[int, JudgeItem] = {}
+        self._fixed = self._agreement() if strategy == "agreement" else None
+
+    def _agreement(self) -> list[_Candidate]:
+        ranked = sorted(self.candidates, key=lambda c: (c.distance, c.id))
+        threshold = ranked[self.k - 1].distance
+        pool = [c for c in ranked if c.distance <= threshold]
+        chosen = random.Random(self.seed).sample(pool, self.k)
+        return sorted(chosen, key=lambda c: (c.distance, c.id))
+
+    @property
+    def ids(self) -> list[str]:
+        """The ids the draws choose from (the one fixed set under ``agreement``)."""
+        return [c.id for c in (self._fixed or self.candidates)]
+
+    def draw(self, clip: str, run: int) -> list[JudgeItem]:
+        """The exemplars shown for run ``run`` of the clip keyed ``clip`` (its id)."""
+        if self._fixed is not None:
+            return [self._item(c) for c in self._fixed]
+        pool = [c for c in self.candidates if c.id != clip]
+        if len(pool) < self.k:
+            raise ValueError(
+                f"clip {clip!r}: {len(pool)} other clip(s) with a gold answer in the exemplar "
+                f"split, {self.k} exemplar(s) asked for"
+            )
+        rng = random.Random(_draw_seed(self.seed, clip, run))
+        return [self._item(c) for c in rng.sample(pool, self.k)]
+
+    def _item(self, candidate: _Candidate) -> JudgeItem:
+        if candidate.index not in self._items:  # each exemplar's audio is encoded once
+            row = self._rows[candidate.index]
+            self._items[candidate.index] = JudgeItem(
+                audio_b64=wav_base64(row["audio"]["bytes"]),
+                question=row.get("question") or "",
+                profile=row.get("char_profile") or "",
+                scene=row.get("local_scene") or "",
+                traits=row.get("char_style") or "",
+                id=candidate.id,
+                gold=candidate.gold,
+            )
+        return self._items[candidate.index]
 
 
 def select_exemplars(
@@ -72,41 +192,9 @@ def select_exemplars(
     *,
     split: str = "train",
     seed: int = 0,
+    label_policy: str = DEFAULT_LABEL_POLICY,
 ) -> list[JudgeItem]:
-    """``k`` exemplars (audio, context, gold answer) from ``split`` of a built dataset folder."""
-    if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
-    from datasets import Audio, load_dataset
-
-    ds = load_dataset(str(dataset_dir), config, split=split)
-    meta = ds.remove_columns("audio")
-    candidates: list[tuple[float, str, int, dict[str, Any]]] = []
-    for index, row in enumerate(meta):
-        found = gold_answer(row["annotations"], config, row.get("not_applicable"))
-        if found is not None:
-            candidates.append((found[1], row["id"], index, found[0]))
-    if len(candidates) < k:
-        raise ValueError(
-            f"{dataset_dir} ({config}/{split}): {len(candidates)} clip(s) with a complete gold "
-            f"answer, {k} exemplar(s) asked for"
-        )
-    candidates.sort(key=lambda c: (c[0], c[1]))
-    threshold = candidates[k - 1][0]
-    pool = [c for c in candidates if c[0] <= threshold]
-    chosen = sorted(random.Random(seed).sample(pool, k), key=lambda c: (c[0], c[1]))
-    audio = ds.cast_column("audio", Audio(decode=False))
-    items = []
-    for _, rid, index, gold in chosen:
-        row = audio[index]
-        items.append(
-            JudgeItem(
-                audio_b64=wav_base64(row["audio"]["bytes"]),
-                question=row.get("question") or "",
-                profile=row.get("char_profile") or "",
-                scene=row.get("local_scene") or "",
-                traits=row.get("char_style") or "",
-                id=rid,
-                gold=gold,
-            )
-        )
-    return items
+    """The ``agreement`` exemplars: ``k`` clips (audio, context, gold answer) of ``split``."""
+    pool = ExemplarPool(dataset_dir, config, k, strategy="agreement", split=split, seed=seed,
+                        label_policy=label_policy)  # fmt: skip
+    return pool.draw("", 0)

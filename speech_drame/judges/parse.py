@@ -2,7 +2,8 @@
 
 Nothing is guessed. An answer that is not a JSON object (a single markdown code fence around it
 is allowed), lacks a dimension, or holds a score outside 1..5 raises :class:`AnswerError`; so
-does a log-probability answer in which no label token ``"1"``..``"5"`` was generated.
+does a log-probability answer in which no label token was generated. Only when asked for the
+official scoring (:func:`filled_json_answer`) does an unreadable key count as 1.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..labels import FILL_SCORE
 from ..schema import CONTENT_PASS, SCORE_MAX, SCORE_MIN, Config, dimensions
 
 LABELS: tuple[str, ...] = tuple(str(s) for s in range(SCORE_MIN, SCORE_MAX + 1))
@@ -56,6 +58,37 @@ def json_object(text: str) -> dict[str, Any]:
     return data
 
 
+def read_answer_keys(
+    data: Mapping[str, Any], config: Config
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """Each answer key of ``config`` read from a JSON object: ``(values, {key: why not})``.
+
+    ``content_pass`` (archetype) must be a boolean, each dimension a number in 1..5 (as float).
+    """
+    values: dict[str, Any] = {}
+    problems: dict[str, str] = {}
+    if config == "archetype":
+        if CONTENT_PASS not in data:
+            problems[CONTENT_PASS] = f"missing {CONTENT_PASS!r}"
+        elif not isinstance(data[CONTENT_PASS], bool):
+            problems[CONTENT_PASS] = (
+                f"{CONTENT_PASS!r} is {data[CONTENT_PASS]!r}, expected true/false"
+            )
+        else:
+            values[CONTENT_PASS] = data[CONTENT_PASS]
+    for dim in dimensions(config):
+        value = data.get(dim)
+        if dim not in data:
+            problems[dim] = f"missing dimension {dim!r}"
+        elif isinstance(value, bool) or not isinstance(value, (int, float)):
+            problems[dim] = f"{dim!r} is {value!r}, expected a number"
+        elif not (math.isfinite(value) and SCORE_MIN <= value <= SCORE_MAX):
+            problems[dim] = f"{dim!r} = {value!r} outside {SCORE_MIN}..{SCORE_MAX}"
+        else:
+            values[dim] = float(value)
+    return values, problems
+
+
 def parse_json_answer(text: str, config: Config) -> dict[str, Any]:
     """Scores of every ``config`` dimension (floats) and, for archetype, ``content_pass`` (bool).
 
@@ -64,28 +97,41 @@ def parse_json_answer(text: str, config: Config) -> dict[str, Any]:
         ...                   '"human_likeness":3,"appropriateness":5}', "archetype")
         {'content_pass': True, 'audio_quality': 4.0, 'human_likeness': 3.0, 'appropriateness': 5.0}
     """
-    data = json_object(text)
-    answer: dict[str, Any] = {}
-    if config == "archetype":
-        if CONTENT_PASS not in data:
-            raise AnswerError(f"missing {CONTENT_PASS!r}")
-        if not isinstance(data[CONTENT_PASS], bool):
-            raise AnswerError(f"{CONTENT_PASS!r} is {data[CONTENT_PASS]!r}, expected true/false")
-        answer[CONTENT_PASS] = data[CONTENT_PASS]
-    for dim in dimensions(config):
-        if dim not in data:
-            raise AnswerError(f"missing dimension {dim!r}")
-        value = data[dim]
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise AnswerError(f"{dim!r} is {value!r}, expected a number")
-        if not (math.isfinite(value) and SCORE_MIN <= value <= SCORE_MAX):
-            raise AnswerError(f"{dim!r} = {value!r} outside {SCORE_MIN}..{SCORE_MAX}")
-        answer[dim] = float(value)
-    return answer
+    values, problems = read_answer_keys(json_object(text), config)
+    if problems:
+        raise AnswerError(next(iter(problems.values())))
+    return values
 
 
-def label_distribution(body: Mapping[str, Any]) -> dict[int, float]:
-    """Probabilities of the labels 1..5 at the answer position, renormalised over the labels.
+def filled_json_answer(text: str | None, config: Config) -> tuple[dict[str, Any], list[str]]:
+    """The official scoring's reading of an answer: every key that cannot be read (the whole
+    answer when it is no JSON object) counts as 1 (``content_pass``: 1 = passed).
+
+    Returns the answer and the keys that were filled.
+
+    Example:
+        >>> answer, filled = filled_json_answer('{"content_pass":false,"audio_quality":4}', "archetype")
+        >>> answer
+        {'content_pass': False, 'audio_quality': 4.0, 'human_likeness': 1.0, 'appropriateness': 1.0}
+        >>> filled
+        ['human_likeness', 'appropriateness']
+    """
+    try:
+        data = json_object(text or "")
+    except AnswerError:
+        data = {}
+    values, problems = read_answer_keys(data, config)
+    for key in problems:
+        values[key] = True if key == CONTENT_PASS else float(FILL_SCORE)
+    order = [CONTENT_PASS, *dimensions(config)]
+    return {k: values[k] for k in order if k in values}, [k for k in order if k in problems]
+
+
+def label_distribution(
+    body: Mapping[str, Any], labels: tuple[str, ...] = LABELS
+) -> dict[int, float]:
+    """Probabilities of ``labels`` (digits; 1..5 by default) at the answer position,
+    renormalised over the labels.
 
     The answer position is the first generated token that is itself a label (surrounding
     whitespace ignored); its ``top_logprobs`` give the distribution. Labels absent from the
@@ -108,20 +154,20 @@ def label_distribution(body: Mapping[str, Any]) -> dict[int, float]:
     if not isinstance(positions, list):
         raise AnswerError("response carries no logprobs (choices[0].logprobs.content)")
     for position in positions:
-        if str(position.get("token", "")).strip() not in LABELS:
+        if str(position.get("token", "")).strip() not in labels:
             continue
         mass: dict[int, float] = {}
         for entry in position.get("top_logprobs") or []:
             token = str(entry.get("token", "")).strip()
             logprob = entry.get("logprob")
-            if token in LABELS and isinstance(logprob, (int, float)) and math.isfinite(logprob):
+            if token in labels and isinstance(logprob, (int, float)) and math.isfinite(logprob):
                 mass[int(token)] = mass.get(int(token), 0.0) + math.exp(logprob)
         total = sum(mass.values())
         if total <= 0:
             raise AnswerError("label token generated but absent from top_logprobs")
         return {label: mass[label] / total for label in sorted(mass)}
     generated = "".join(str(p.get("token", "")) for p in positions)
-    raise AnswerError(f"no label token {SCORE_MIN}..{SCORE_MAX} in the answer {generated!r}")
+    raise AnswerError(f"no label token {'/'.join(labels)} in the answer {generated!r}")
 
 
 def expected_score(distribution: Mapping[int, float]) -> float:

@@ -4,6 +4,9 @@ One user message holds, in order: the rubric text and the answer format, then ``
 demonstrations (context, audio, gold minified JSON), then the clip to judge (context, audio)
 and a closing request for minified JSON only. Audio is sent as ``input_audio`` parts with
 base64 16 kHz mono WAV of the first 30 s (the part the annotators judged).
+
+The rubric is by default :func:`default_rubric`: every dimension's anchors from
+:mod:`speech_drame.prompts` plus the paper's rules for unusable clips.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..audio import SCORED_SECONDS, AudioSource, load_audio
+from ..prompts import PASS_LABELS, RUBRICS, SCORE_LABELS, scored_dimensions, task_preamble
 from ..schema import CONTENT_PASS, RUBRIC_NAMES, SCORE_MAX, SCORE_MIN, Config, dimensions
 
 DEFAULT_SYSTEM = "You are a careful evaluator of spoken role-play performances."
@@ -83,6 +87,52 @@ def answer_format(config: Config) -> str:
     return "\n".join(lines)
 
 
+def _realism_rules() -> list[str]:
+    n = RUBRIC_NAMES
+    return [
+        f"If the voice is plainly not the character's (the wrong speaker), give "
+        f"{n['voice_identity_matching']} and {n['trait_embodiment']} 1.",
+        f"{n['emotion_intensity_control']} is judged only when {n['emotion_accuracy']} is 3 or "
+        f"more, and {n['dynamic_range']} only when {n['emotion_intensity_control']} is 3 or "
+        "more; otherwise give it 1.",
+    ]
+
+
+def default_rubric(config: Config) -> str:
+    """The built-in rubric of ``config``: the task, each dimension's 1..5 anchors
+    (:data:`speech_drame.prompts.RUBRICS`) and what to answer for an unusable clip: archetype
+    lists the Content Pass rejection reasons and gives a rejected response 1 on every score;
+    realism gives a wrong speaker 1 on identity and traits and a gated emotion dimension 1."""
+    rubrics = RUBRICS[config]
+    lines = [task_preamble(config)]
+    if config == "archetype":
+        levels = dict(rubrics[CONTENT_PASS].levels)
+        lines += [
+            "",
+            f"{RUBRIC_NAMES[CONTENT_PASS]} ({CONTENT_PASS}): {rubrics[CONTENT_PASS].focus}",
+            f"true = {levels['1']}",
+            f"false = {levels['0']}",
+            "If any rejection reason applies, the response is rejected: set every score to 1.",
+        ]
+    for dim in dimensions(config):
+        rubric = rubrics[dim]
+        lines += ["", f"{rubric.name} ({dim}): {rubric.focus}"]
+        lines += [f"{label}: {meaning}" for label, meaning in rubric.levels]
+    if config == "realism":
+        lines += ["", *_realism_rules()]
+    return "\n".join(lines)
+
+
+def resolve_rubric(config: Config, rubric: str | None) -> str:
+    """``rubric`` itself, or :func:`default_rubric` when it is ``None`` (``""``: no rubric)."""
+    return default_rubric(config) if rubric is None else rubric
+
+
+def dimension_labels(dimension: str) -> tuple[str, ...]:
+    """The answer labels of one dimension: ``0``/``1`` for Content Pass, else ``1``..``5``."""
+    return PASS_LABELS if dimension == CONTENT_PASS else SCORE_LABELS
+
+
 def build_messages(
     config: Config,
     rubric: str,
@@ -121,11 +171,15 @@ def build_dimension_messages(
     exemplars: Sequence[JudgeItem] = (),
     system: str = DEFAULT_SYSTEM,
 ) -> list[dict[str, Any]]:
-    """Messages asking for one dimension as a single digit (the open-model logprob mode)."""
-    if dimension not in dimensions(config):
+    """Messages asking for one dimension as a single digit (the open-model logprob mode):
+    ``1``..``5``, or for archetype's Content Pass ``1`` (passed) or ``0`` (rejected)."""
+    if dimension not in scored_dimensions(config):
         raise ValueError(f"{dimension!r} is not a {config} dimension")
     name = RUBRIC_NAMES[dimension]
-    ask = f"Rate {name} only. Reply with a single digit from {SCORE_MIN} to {SCORE_MAX}."
+    if dimension == CONTENT_PASS:
+        ask = f"Decide {name} only. Reply 1 if the response passes, 0 if it is rejected."
+    else:
+        ask = f"Rate {name} only. Reply with a single digit from {SCORE_MIN} to {SCORE_MAX}."
     head = f"{rubric.strip()}\n\n" if rubric.strip() else ""
     parts = [text_part(f"{head}{ask}")]
     for i, example in enumerate(exemplars, start=1):
@@ -134,7 +188,7 @@ def build_dimension_messages(
         parts += [
             text_part(f"\n\nExample {i}\nInput:\n{format_context(example, config)}\nAudio:"),
             audio_part(example.audio_b64),
-            text_part(f"\n{name}: {example.gold[dimension]}"),
+            text_part(f"\n{name}: {int(example.gold[dimension])}"),
         ]
     parts += [
         text_part(f"\n\nNow rate this clip.\nInput:\n{format_context(item, config)}\nAudio:"),

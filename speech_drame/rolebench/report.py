@@ -18,6 +18,10 @@ package's choice):
 - ``common``: only the units (scenarios, or dialogues) that every system has a scored
   response for; every statistic is over those.
 
+A scored response whose label mass (a scorer with one: DRAME-Eval) is below a threshold on a
+dimension is listed as unreliable beside the leaderboard and counted; its score stays in the
+statistics.
+
 Written as Markdown, CSV, JSON and two PNG plots; the JSON is strict (an undefined statistic is
 ``null`` with a ``note`` beside it saying why).
 """
@@ -38,6 +42,7 @@ from speech_drame.atomic_io import write_json, write_text
 from speech_drame.rolebench.run import KEY_FIELDS, Plan
 from speech_drame.rolebench.scenarios import ScenarioSet
 from speech_drame.schema import CONTENT_PASS, RUBRIC_NAMES, dimensions
+from speech_drame.scorers.base import MIN_LABEL_MASS, check_min_label_mass, unreliable_dimensions
 
 RULES: dict[str, str] = {
     "all": "every scenario of the set (this package's rule; the paper does not state one): the "
@@ -113,13 +118,17 @@ def system_table(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    min_label_mass: float = MIN_LABEL_MASS,
 ) -> dict[str, dict[str, Any]]:
     """Per system: coverage, counts, missing, failed and not-scored lists, Content Pass rate,
-    dimension statistics, under the rule ``all`` or (``common_only``) ``common`` (:data:`RULES`).
+    dimension statistics, under the rule ``all`` or (``common_only``) ``common`` (:data:`RULES`);
+    when the rows carry label mass, ``unreliable``: the (scenario, dimension) scores whose mass
+    is below ``min_label_mass``.
     """
     from speech_drame.metrics import PASS_THRESHOLD
     from speech_drame.rolebench.multiturn import aggregate_turns
 
+    check_min_label_mass(min_label_mass)
     status = _status(rows, scenarios, plan, scorer_id)
     multi = scenarios.multi_turn
     # the units statistics are over: scenarios, or dialogues (their turns in order)
@@ -139,6 +148,9 @@ def system_table(
         for state, row in st.values()
         if state == "ok"
     )
+    has_mass = any(
+        "label_mass" in row for st in status.values() for state, row in st.values() if state == "ok"
+    )
     table: dict[str, dict[str, Any]] = {}
     for system, st in status.items():
         ok = {sid: row for sid, (state, row) in st.items() if state == "ok"}
@@ -156,6 +168,13 @@ def system_table(
                        for sid, (state, row) in st.items() if state == "failed"],
             "not_scored": [sid for sid, (state, _) in st.items() if state == "not_scored"],
         }  # fmt: skip
+        if has_mass:
+            entry["min_label_mass"] = min_label_mass
+            entry["unreliable"] = [
+                {"scenario": sid, "dimension": d, "label_mass": row["label_mass"][d]}
+                for sid, row in ok.items()
+                for d in unreliable_dimensions(row.get("label_mass", {}), min_label_mass)
+            ]
         if multi:
             done = set(scored_units)
             entry.update(aggregation=aggregation, n_dialogues_scored=len(scored_units),
@@ -261,10 +280,13 @@ def to_markdown(
     meta: Mapping[str, Any] | None = None,
 ) -> str:
     """The leaderboard as a Markdown table (best first, coverage beside the rank), the rule it
-    follows, and the missing, failed and not-scored responses below it."""
+    follows, and the missing, failed and not-scored responses below it, then the unreliable
+    scores (label mass below the threshold) when the scorer has label mass."""
     has_pass, dims = _columns(table)
+    has_mass = any("unreliable" in e for e in table.values())
     head = ["Rank", "System", "Coverage", *(["Content Pass"] if has_pass else []),
-            *(RUBRIC_NAMES[d] for d in dims), "Avg.", "Missing", "Failed", "Not scored"]  # fmt: skip
+            *(RUBRIC_NAMES[d] for d in dims), "Avg.", "Missing", "Failed", "Not scored",
+            *(["Unreliable"] if has_mass else [])]  # fmt: skip
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for rank, system in enumerate(ranking(table), start=1):
         e = table[system]
@@ -274,6 +296,8 @@ def to_markdown(
         cells += [_cell(e["dimensions"][d]) if d in e["dimensions"] else "n/a" for d in dims]
         cells += [_cell(e["average"]), str(len(e["missing"])), str(len(e["failed"])),
                   str(len(e["not_scored"]))]  # fmt: skip
+        if has_mass:
+            cells.append(str(len(e["unreliable"])))
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", *_rule_lines(table, meta)]
     notes = []
@@ -294,6 +318,13 @@ def to_markdown(
             notes.append(f"- {system}: dialogue {d} incomplete (a turn is missing or failed)")
     if notes:
         lines += ["", "Not scored:", *notes]
+    flagged = [f"- {system}: {u['scenario']}, {RUBRIC_NAMES[u['dimension']]}: label mass "
+               f"{u['label_mass']:.3f}"
+               for system in sorted(table) for u in table[system].get("unreliable", [])]  # fmt: skip
+    if flagged:
+        threshold = next(iter(table.values()))["min_label_mass"]
+        lines += ["", f"Unreliable (label mass below {threshold}; kept in the statistics):",
+                  *flagged]  # fmt: skip
     if agreement is not None and math.isfinite(agreement["spearman"]):
         lines += ["", f"System-ranking Spearman vs human scores: {agreement['spearman']:.3f} "
                       f"(Kendall {agreement['kendall']:.3f}, {agreement['n_systems']} systems)"]  # fmt: skip
@@ -311,10 +342,12 @@ CSV_COUNTS = ("rank", "system", "coverage", "n_scenarios", "n_scored", "n_missin
 
 def to_csv(table: Mapping[str, Mapping[str, Any]]) -> str:
     """One row per system: rank, coverage (share of units scored), counts, then mean, CI low
-    and CI high of every statistic, and the rule (``all`` or ``common``, :data:`RULES`)."""
+    and CI high of every statistic, and the rule (``all`` or ``common``, :data:`RULES`); with
+    label mass, ``n_unreliable`` after the counts."""
     has_pass, dims = _columns(table)
+    has_mass = any("unreliable" in e for e in table.values())
     stats = ([CONTENT_PASS] if has_pass else []) + dims + ["average"]
-    header = [*CSV_COUNTS]
+    header = [*CSV_COUNTS, *(["n_unreliable"] if has_mass else [])]
     header += [f"{s}{suffix}" for s in stats for suffix in ("", "_ci_low", "_ci_high")]
     header.append("rule")
     buf = io.StringIO()
@@ -324,6 +357,8 @@ def to_csv(table: Mapping[str, Mapping[str, Any]]) -> str:
         e = table[system]
         row: list[Any] = [rank, system, e["coverage"]["share"], e["n_scenarios"], e["n_scored"],
                           len(e["missing"]), len(e["failed"]), len(e["not_scored"])]  # fmt: skip
+        if has_mass:
+            row.append(len(e["unreliable"]))
         for s in stats:
             stat = e.get(s) if s in (CONTENT_PASS, "average") else e["dimensions"].get(s)
             row += [stat["mean"], *stat["ci"]] if stat else ["", "", ""]

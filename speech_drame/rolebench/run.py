@@ -238,8 +238,9 @@ def score_items(
     ``batch_size``), appending one row per item to ``log`` after each call.
 
     A scored row carries ``scores``, ``distributions``, ``content_pass`` (when the scorer has
-    one), ``transcript`` (when known) and ``audio``, what reading the clip measured and did
-    (:class:`speech_drame.audio.AudioFacts`). A clip the scorer could not score gets a row with
+    one), ``label_mass`` and ``decoding`` (when the scorer has them; the report flags a low mass,
+    :func:`speech_drame.rolebench.report.system_table`), ``transcript`` (when known) and
+    ``audio``, what reading the clip measured and did (:class:`speech_drame.audio.AudioFacts`). A clip the scorer could not score gets a row with
     its ``error``, ``error_kind`` and ``stage``; a call that raises instead of answering makes
     every clip of its chunk a ``model`` failure at stage ``scorer``. ``progress`` shows a tqdm
     bar over the items on stderr. Returns the number of rows written and how many of them are

@@ -12,6 +12,12 @@ in place of a score. ``error_kind`` says whether scoring it again could help: ``
 every time) or ``"model"`` (out of memory, a runtime error of the model, an endpoint that
 failed: worth retrying).
 
+Where a scorer reads its scores from a model's next-token distribution, ``label_mass`` says
+how much of that distribution fell on the labels before they were renormalised. A (clip,
+dimension) whose label mass is below a threshold (:data:`MIN_LABEL_MASS` by default) is
+flagged unreliable (:func:`unreliable_dimensions`, the one rule every output applies to the
+stored mass): its score stays, and the flag is shown and counted beside it.
+
 Scorers are named on every command line and in :func:`speech_drame.scorers.specs.load_scorer`
 by a spec: ``lite[:PATH]``, ``drame-eval:PATH_OR_HUB_ID`` or ``judge:MODEL@URL``.
 """
@@ -27,6 +33,24 @@ from ..schema import CONTENT_PASS, SCORE_MAX, SCORE_MIN, Config
 
 ErrorKind = Literal["input", "model"]
 N_LEVELS = SCORE_MAX - SCORE_MIN + 1  # a distribution holds the probabilities of 1..5
+MIN_LABEL_MASS = 0.5  # below this label mass a (clip, dimension) is flagged unreliable
+
+
+def check_min_label_mass(threshold: float) -> float:
+    """``threshold`` if it is a probability, else ``ValueError`` naming it."""
+    if not 0.0 <= threshold <= 1.0:
+        raise ValueError(f"min_label_mass must be in [0, 1], got {threshold}")
+    return threshold
+
+
+def unreliable_dimensions(label_mass: Mapping[str, float], threshold: float) -> list[str]:
+    """The dimensions of ``label_mass`` (dimension -> mass) whose mass is below ``threshold``.
+
+    Example:
+        >>> unreliable_dimensions({"audio_quality": 0.92, "appropriateness": 0.31}, 0.5)
+        ['appropriateness']
+    """
+    return [dim for dim, mass in label_mass.items() if mass < threshold]
 
 
 class ScorerError(RuntimeError):
@@ -51,7 +75,9 @@ class ClipScores:
     ``scores``: per rated dimension the expected score on 1..5; ``distributions``: its
     probabilities of 1..5 (for a chat judge, the share of runs that answered each);
     ``label_mass``: where the model has one, the share of its next-token probability that fell
-    on the labels before renormalising; ``content_pass``: archetype's probability that the
+    on the labels before renormalising (see :meth:`unreliable`); ``decoding``: how the scores
+    were read from that distribution, where the scorer has a choice (DRAME-Eval:
+    ``expectation`` or ``official``); ``content_pass``: archetype's probability that the
     content passes (``None`` when the scorer has no Content Pass); ``transcript``: what an ASR
     heard, when the scorer runs one; ``audio``: what reading the clip measured and did (the
     30 s cut, peak, gain).
@@ -61,6 +87,7 @@ class ClipScores:
     scores: dict[str, float] = field(default_factory=dict)
     distributions: dict[str, list[float]] = field(default_factory=dict)
     label_mass: dict[str, float] = field(default_factory=dict)
+    decoding: str | None = None
     content_pass: float | None = None
     transcript: str | None = None
     audio: AudioFacts | None = None
@@ -71,13 +98,20 @@ class ClipScores:
     def ok(self) -> bool:
         return self.error is None
 
+    def unreliable(self, threshold: float = MIN_LABEL_MASS) -> list[str]:
+        """The dimensions (Content Pass included) whose label mass is below ``threshold``;
+        none for a scorer without label mass."""
+        return unreliable_dimensions(self.label_mass, threshold)
+
     @classmethod
     def failure(
         cls, clip_id: str, error: str, kind: ErrorKind, audio: AudioFacts | None = None
     ) -> ClipScores:
         return cls(str(clip_id), error=error, error_kind=kind, audio=audio)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, min_label_mass: float | None = None) -> dict[str, Any]:
+        """A JSON-ready dict; with ``min_label_mass``, a scored clip with label mass also
+        lists its ``unreliable`` dimensions (:meth:`unreliable`), possibly none."""
         out: dict[str, Any] = {"id": self.id}
         if not self.ok:
             out.update(error=self.error, error_kind=self.error_kind)
@@ -87,6 +121,10 @@ class ClipScores:
             out.update(scores=self.scores, distributions=self.distributions)
             if self.label_mass:
                 out["label_mass"] = self.label_mass
+                if min_label_mass is not None:
+                    out["unreliable"] = self.unreliable(min_label_mass)
+            if self.decoding is not None:
+                out["decoding"] = self.decoding
             if self.transcript is not None:
                 out["transcript"] = self.transcript
         if self.audio is not None:

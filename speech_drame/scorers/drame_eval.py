@@ -2,20 +2,26 @@
 
 For each dimension the scorer reads the next-token distribution at the answer position,
 restricted to the label tokens and renormalised: ``"1".."5"`` gives the expected score
-(the paper's expectation decoding), ``"0"/"1"`` gives the Content Pass probability.
+(the paper's expectation decoding), ``"0"/"1"`` gives the Content Pass probability. With
+``decoding="official"`` the official pipeline's sampling filters (temperature 1, top-k 50,
+top-p 0.95) first prune the whole vocabulary and only the labels that survive are
+renormalised (:data:`DECODINGS`, :func:`official_filter`).
 
 Scoring is batched over clips, and all dimensions of a clip share one encoding of the audio
-and context: the prefix is run once, its KV cache is repeated for the dimensions, and only
-each dimension's instruction is run after it (``shared_prefix=True``). ``shared_prefix=False``
+(and, in the ``context_first`` prompt order, the context): the prefix is run once, its KV cache
+is repeated for the dimensions, and only each dimension's suffix is run after it
+(``shared_prefix=True``). ``shared_prefix=False``
 runs one full forward per dimension, the reference the fast path is checked against.
 
 Nothing is ever substituted for a score. A clip whose audio or context cannot be used comes
-back with ``error`` set (kind ``"input"``) and no scores; one whose output is not finite, or a
-batch the model fails on (out of memory, a runtime error), with kind ``"model"``.
+back with ``error`` set (kind ``"input"``) and no scores; one whose output is not finite, or
+where no label of a dimension survives the decoding, or a batch the model fails on (out of
+memory, a runtime error), with kind ``"model"``.
 
 :class:`DrameEvalScorer` is a :class:`~.base.Scorer` (``drame-eval:PATH_OR_HUB_ID``): the
 Content Pass probability is the renormalised probability of ``"1"``, and ``label_mass`` of
-each dimension is the share of the full next-token distribution that fell on its labels.
+each dimension is the share of the full next-token distribution that fell on its labels (those
+that survived, in official decoding) before they were renormalised.
 """
 
 from __future__ import annotations
@@ -33,7 +39,17 @@ import numpy as np
 
 from ..atomic_io import write_json
 from ..audio import SCORED_SECONDS, Audio, AudioError, AudioFacts, load_audio
-from ..audio_llm.qwen2_audio import PrefixInputs, PromptEncoder, pad, stack_audio
+from ..audio_llm.qwen2_audio import (
+    DEFAULT_PROMPT_ORDER,
+    LORA_SCOPES,
+    LOSS_SPANS,
+    PrefixInputs,
+    PromptEncoder,
+    check_prompt_order,
+    pad,
+    stack_audio,
+)
+from ..labels import check_label_policy
 from ..prompts import rubric, scored_dimensions
 from ..schema import CONTENT_PASS, Config, check_config, context_columns
 from .base import ClipInput, ClipScores
@@ -72,6 +88,13 @@ class EvaluatorInfo:
     ``training_data`` says what it learned from, with the keys a LiteScorer's ``info`` uses
     (``dataset``, ``split``, ``n_train``, ``labels_are_synthetic``, ``label_note``); ``None``
     for folders saved before it was recorded.
+
+    The training choices follow (``train.py``'s options of the same names): ``prompt_order``
+    (scoring uses the same), ``lora_scope``, ``loss_on``, ``prompt_variation`` and
+    ``label_policy`` (``lora_scope`` is ``"custom"`` when ``--lora_target_modules`` chose the
+    modules). Their defaults are what folders saved before they were recorded were
+    trained with: context first, LoRA on the language model, loss on the label token, no
+    prompt variation, null ratings left out.
     """
 
     config: Config
@@ -81,6 +104,11 @@ class EvaluatorInfo:
     tiny_seed: int = 0
     format_version: int = 1
     training_data: dict[str, Any] | None = None
+    prompt_order: str = "context_first"
+    lora_scope: str = "language"
+    loss_on: str = "label_token"
+    prompt_variation: bool = False
+    label_policy: str = "skip"
 
     def save(self, folder: str | os.PathLike) -> Path:
         return write_json(Path(folder) / EVALUATOR_CONFIG, asdict(self), indent=2)
@@ -112,6 +140,17 @@ class EvaluatorInfo:
         check_config(info.config)
         if info.dtype not in ("float32", "bfloat16", "float16"):
             raise ValueError(f"{path}: unsupported dtype {info.dtype!r}")
+        try:
+            check_prompt_order(info.prompt_order)
+            check_label_policy(info.label_policy)
+            for name, value, known in (
+                ("lora_scope", info.lora_scope, {*LORA_SCOPES, "custom"}),
+                ("loss_on", info.loss_on, LOSS_SPANS),
+            ):
+                if value not in known:
+                    raise ValueError(f"unknown {name} {value!r}")
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from None
         return info
 
 
@@ -171,6 +210,32 @@ def _modules(model: Any) -> tuple[Any, Any]:
     return base.model, base.lm_head
 
 
+# How a dimension's score is read from the next-token distribution at the answer position.
+OFFICIAL_TOP_K, OFFICIAL_TOP_P = 50, 0.95
+DECODINGS = {
+    "expectation": "expectation over every label, renormalised (the paper's decoding)",
+    "official": f"the official pipeline's sampling filters (temperature 1, top-k {OFFICIAL_TOP_K}, "
+    f"top-p {OFFICIAL_TOP_P}) on the whole vocabulary, then the expectation over the "
+    "surviving labels, renormalised",
+}
+
+
+def official_filter(logits: Any, top_k: int = OFFICIAL_TOP_K, top_p: float = OFFICIAL_TOP_P) -> Any:
+    """Which tokens of (rows, vocab) ``logits`` survive the official pipeline's sampling
+    filters: a boolean tensor of the same shape.
+
+    Temperature 1 leaves the logits as they are; top-k then keeps the tokens whose logit is at
+    least the k-th largest (ties kept), and top-p keeps, of those, the smallest set of the most
+    probable whose probability (renormalised over the top-k) exceeds ``top_p`` once the rest
+    is dropped, always at least the most probable token: transformers' ``TopKLogitsWarper``
+    and ``TopPLogitsWarper`` in that order, as ``generate(do_sample=True)`` applies them.
+    """
+    from transformers.generation.logits_process import TopKLogitsWarper, TopPLogitsWarper
+
+    filtered = TopPLogitsWarper(top_p)(None, TopKLogitsWarper(top_k)(None, logits.float()))
+    return filtered != float("-inf")  # a NaN survives, to be reported as non-finite output
+
+
 class DrameEvalScorer:
     """Scores clips of one config on all its dimensions with a Qwen2-Audio judge.
 
@@ -181,6 +246,11 @@ class DrameEvalScorer:
         dimensions: which to score (default: every dimension of the config, Content Pass
             first for archetype).
         batch_size: clips per forward.
+        decoding: how a dimension's score is read from the next-token distribution at the
+            answer position, a key of :data:`DECODINGS` (``"expectation"`` or ``"official"``).
+        prompt_order: the query layout (``instruction_first`` or ``context_first``, see
+            :mod:`speech_drame.audio_llm.qwen2_audio`); default: the one ``info`` records
+            (the one the evaluator was trained with), else ``instruction_first``.
         info: the evaluator folder's record (:class:`EvaluatorInfo`), when loaded from one.
         source: the folder or Hub id it was loaded from, for :attr:`description`.
     """
@@ -195,30 +265,42 @@ class DrameEvalScorer:
         *,
         dimensions: Sequence[str] | None = None,
         batch_size: int = 4,
+        decoding: str = "expectation",
+        prompt_order: str | None = None,
         info: EvaluatorInfo | None = None,
         source: str = "",
     ):
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if decoding not in DECODINGS:
+            raise ValueError(f"decoding must be one of {', '.join(DECODINGS)}, got {decoding!r}")
+        self.decoding = decoding
         self.model, self.processor = model, processor
         self.config = check_config(config)
         self.scored = tuple(dimensions or scored_dimensions(config))  # Content Pass first
         self.dimensions = tuple(d for d in self.scored if d != CONTENT_PASS)
         self.content_pass = CONTENT_PASS in self.scored
         self.batch_size = batch_size
-        self.encoder = PromptEncoder(processor, config, self.scored)
+        if prompt_order is None:
+            prompt_order = info.prompt_order if info is not None else DEFAULT_PROMPT_ORDER
+        self.encoder = PromptEncoder(processor, config, self.scored, prompt_order)
+        self.prompt_order = self.encoder.order
         self.training_data = info.training_data if info is not None else None
         self._base = info.base_model if info is not None else "an in-memory model"
-        self.description = f"DRAME-Eval {source or 'evaluator'} ({self.config}, base {self._base})"
+        self.description = (
+            f"DRAME-Eval {source or 'evaluator'} ({self.config}, base {self._base}, "
+            f"{decoding} decoding)"
+        )
         self._id: str | None = None
 
     @property
     def id(self) -> str:
-        """``drame-eval-<hash>`` of the config, the scored dimensions, the base model and the
-        adapter (LoRA) weights, or every weight of a model without an adapter: another adapter
-        or another training step never matches."""
+        """``drame-eval-<hash>`` of the config, the scored dimensions, the base model, the
+        decoding, the prompt order and the adapter (LoRA) weights, or every weight of a model
+        without an adapter: another adapter, training step, decoding or order never matches."""
         if self._id is None:
-            h = hashlib.sha256(json.dumps([self.config, self.scored, self._base]).encode())
+            settings = [self.config, self.scored, self._base, self.decoding, self.prompt_order]
+            h = hashlib.sha256(json.dumps(settings).encode())
             params = sorted(self.model.named_parameters())
             for name, param in [p for p in params if "lora_" in p[0]] or params:
                 h.update(name.encode())
@@ -235,6 +317,7 @@ class DrameEvalScorer:
         device: str | None = None,
         dtype: Any = None,
         batch_size: int = 4,
+        decoding: str = "expectation",
     ) -> DrameEvalScorer:
         """Load a trained evaluator: base model + LoRA adapter + processor from one folder or repo.
 
@@ -242,7 +325,8 @@ class DrameEvalScorer:
         ``evaluator/``) or a Hub id ``ORG/NAME`` (see :func:`locate_evaluator`).
 
         ``base_model`` overrides the base recorded in ``drame_eval_config.json`` (e.g. a local
-        copy of Qwen2-Audio-7B-Instruct); ``dtype`` (a torch dtype) overrides the training dtype.
+        copy of Qwen2-Audio-7B-Instruct); ``dtype`` (a torch dtype) overrides the training dtype;
+        ``decoding`` is a key of :data:`DECODINGS`.
         """
         import torch
         from peft import PeftModel
@@ -262,7 +346,8 @@ class DrameEvalScorer:
         if device is not None:
             model = model.to(device)
         return cls(model.eval(), processor, info.config, dimensions=info.dimensions,
-                   batch_size=batch_size, info=info, source=source)  # fmt: skip
+                   batch_size=batch_size, decoding=decoding, info=info,
+                   source=source)  # fmt: skip
 
     # -- public API ------------------------------------------------------------------------
 
@@ -376,7 +461,12 @@ class DrameEvalScorer:
         return next(self.model.parameters()).device
 
     def _shared_prefix_logprobs(self, prefixes: Sequence[PrefixInputs]) -> Any:
-        """Label log-probs (clips, dims, labels): prefix once per clip, suffixes on its KV cache."""
+        """Label log-probs (clips, dims, labels): prefix once per clip, suffixes on its KV cache.
+
+        The prefix is what every dimension of a clip shares in the prompt order (with
+        ``instruction_first`` the system turn, audio and preamble; the context is in each
+        suffix), so the same code serves both orders.
+        """
         import torch
 
         trunk, head = _modules(self.model)
@@ -391,7 +481,7 @@ class DrameEvalScorer:
         cache = out.past_key_values
         cache.batch_repeat_interleave(n_dims)  # rows: clip 0 dim 0..D-1, clip 1 dim 0..D-1, ...
 
-        suffixes = [self.encoder.suffix_ids[d] for _ in prefixes for d in self.scored]
+        suffixes = [p.suffix_ids[d] for p in prefixes for d in self.scored]
         sids, smask = pad(suffixes, self.encoder.pad_id, "right")
         sids, smask = sids.to(device), smask.to(device)
         lengths = mask.sum(-1).repeat_interleave(n_dims)
@@ -417,7 +507,7 @@ class DrameEvalScorer:
         for prefix in prefixes:
             audio = {k: v.to(device) for k, v in stack_audio([prefix]).items()}
             for d in self.scored:
-                ids = torch.tensor([prefix.input_ids + self.encoder.suffix_ids[d]], device=device)
+                ids = torch.tensor([prefix.input_ids + prefix.suffix_ids[d]], device=device)
                 logits = self.model(
                     input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False, **audio
                 ).logits[0, -1]
@@ -427,8 +517,9 @@ class DrameEvalScorer:
     def _label_logprobs(self, logits: Any) -> Any:
         """(clips * dims, vocab) logits -> (clips, dims, labels) log-probabilities.
 
-        Log-probabilities are under the full next-token softmax; dimensions with fewer labels
-        (Content Pass) are padded with ``-inf``.
+        Log-probabilities are under the full next-token softmax; a label that ``official``
+        decoding filters out (:func:`official_filter`) is ``-inf``, and so is the padding of
+        dimensions with fewer labels (Content Pass).
         """
         import torch
 
@@ -442,20 +533,32 @@ class DrameEvalScorer:
         n_clips = logits.shape[0] // len(self.scored)
         index = index.to(logits.device).repeat(n_clips, 1)
         valid = valid.to(logits.device).repeat(n_clips, 1)
-        logp = torch.log_softmax(logits.float(), dim=-1).gather(1, index)
+        logp = torch.log_softmax(logits.float(), dim=-1)
+        if self.decoding == "official":
+            logp = logp.masked_fill(~official_filter(logits), float("-inf"))
+        logp = logp.gather(1, index)
         return logp.masked_fill(~valid, float("-inf")).view(n_clips, len(self.scored), width)
 
     def _fill(self, result: ClipScores, clip_logprobs: Any) -> None:
+        """Scores from one clip's label log-probabilities (dims, labels); ``label_mass`` is
+        the probability of the labels kept (all of them, or those ``official`` decoding let
+        through) before they are renormalised. A dimension that cannot be scored fails the clip
+        (kind ``"model"``) with no score at all."""
         import torch
 
+        result.decoding = self.decoding
         for dim, row in zip(self.scored, clip_logprobs, strict=True):
             r = rubric(self.config, dim)
             logp = row[: len(r.labels)]
-            if not bool(torch.isfinite(logp).all()):
+            kept = logp != float("-inf")
+            why = None
+            if not bool(torch.isfinite(logp[kept]).all()):
+                why = f"non-finite model output for {dim} of clip {result.id!r}"
+            elif not bool(kept.any()):
+                why = f"no label of {dim} survives {self.decoding} decoding for clip {result.id!r}"
+            if why is not None:
                 result.scores, result.distributions, result.label_mass = {}, {}, {}
-                result.content_pass = None
-                result.error = f"non-finite model output for {dim} of clip {result.id!r}"
-                result.error_kind = "model"
+                result.content_pass, result.error, result.error_kind = None, why, "model"
                 return
             probs = torch.softmax(logp, dim=-1).tolist()
             expected = float(sum(v * p for v, p in zip(r.values, probs, strict=True)))

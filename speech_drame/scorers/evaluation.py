@@ -4,40 +4,61 @@
 :class:`~.base.Scorer` (the audio stays encoded until the scorer reads it, a batch at a time)
 and compares its scores with every annotator's ratings
 (:func:`speech_drame.metrics.alignment_table`). Clips the scorer could not score are left out
-of the statistics and listed with their reasons; nothing is put in their place.
+of the statistics and listed with their reasons; nothing is put in their place. Scores whose
+label mass is below the threshold stay in the statistics and are listed as unreliable.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from ..labels import DEFAULT_LABEL_POLICY
 from ..schema import CONTENT_PASS
-from .base import ClipInput, Scorer
+from .base import MIN_LABEL_MASS, ClipInput, Scorer, check_min_label_mass
 
 
 @dataclass
 class SplitReport:
-    """Alignment of one scorer on one split, and the clips it could not score."""
+    """Alignment of one scorer on one split, the clips it could not score, and (for a scorer
+    with label mass) each scored clip's label mass and the dimensions flagged unreliable, whose
+    mass is below ``min_label_mass``."""
 
     split: str
     table: dict[str, Any]
     n_scored: int
     failures: dict[str, str]  # clip id -> reason
+    label_mass: dict[str, dict[str, float]] = field(default_factory=dict)  # clip id -> dim -> mass
+    unreliable: dict[str, list[str]] = field(default_factory=dict)  # clip id -> flagged dims
+    min_label_mass: float = MIN_LABEL_MASS
+
+    @property
+    def n_unreliable(self) -> int:
+        """(clip, dimension) scores flagged unreliable."""
+        return sum(len(dims) for dims in self.unreliable.values())
 
 
 def evaluate_scorer(
-    scorer: Scorer, dataset_dir: str | os.PathLike, split: str, progress: bool = False
+    scorer: Scorer,
+    dataset_dir: str | os.PathLike,
+    split: str,
+    progress: bool = False,
+    label_policy: str = DEFAULT_LABEL_POLICY,
+    min_label_mass: float = MIN_LABEL_MASS,
 ) -> SplitReport:
-    """Score every clip of ``split`` (of ``scorer.config``) and compare with its annotators.
+    """Score every clip of ``split`` (of ``scorer.config``) and compare with its annotators,
+    whose null ratings count as ``label_policy`` says (:mod:`speech_drame.labels`). Scores with
+    label mass below ``min_label_mass`` are kept and listed in ``unreliable``.
 
     Raises:
-        ValueError: the split does not exist, or no clip of it could be scored.
+        ValueError: the split does not exist, no clip of it could be scored, or
+            ``min_label_mass`` is not in [0, 1].
     """
     from ..metrics import alignment_table
     from .lite_training import SplitStream
 
+    check_min_label_mass(min_label_mass)
     stream = SplitStream(dataset_dir, scorer.config, split)
     labels: dict[str, dict[str, list[Any]]] = {}
 
@@ -56,4 +77,7 @@ def evaluate_scorer(
     preds = [[r.scores[d] for d in dims] + ([r.content_pass] if with_pass else []) for r in ok]
     names = dims + ([CONTENT_PASS] if with_pass else [])
     refs = [[labels[r.id][d] for d in names] for r in ok]
-    return SplitReport(split, alignment_table(preds, refs, names), len(ok), failures)
+    table = alignment_table(preds, refs, names, label_policy=label_policy)
+    mass = {r.id: r.label_mass for r in ok if r.label_mass}
+    flagged = {r.id: dims for r in ok if (dims := r.unreliable(min_label_mass))}
+    return SplitReport(split, table, len(ok), failures, mass, flagged, min_label_mass)

@@ -4,9 +4,11 @@ The JSON mode (:class:`~speech_drame.judges.ChatJudge`) averages ``runs`` answer
 distribution of a dimension is the share of valid runs answering each of 1..5 (an answer
 between two levels is split between them, so the distribution's expectation is the mean
 answer). The logprob mode (:class:`~speech_drame.judges.LogprobJudge`) gives the label
-distribution the endpoint returned. A clip without a score on every dimension is a failure of
-kind ``"model"`` (the endpoint or its answers failed; a rerun asks again), unreadable audio
-one of kind ``"input"``.
+distribution the endpoint returned, and Content Pass the probability of the pass label. A clip
+without a score on every dimension is a failure of kind ``"model"`` (the endpoint or its answers
+failed; a rerun asks again), unreadable audio one of kind ``"input"``. With
+``failed_as="1"`` (the official scoring) unusable answers count as 1 instead, so every clip
+the endpoint was asked about gets scores; the description says which mode is used.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..audio import Audio, AudioError
-from ..schema import SCORE_MIN, Config, check_config, dimensions
+from ..labels import DEFAULT_LABEL_POLICY
+from ..schema import CONTENT_PASS, SCORE_MIN, Config, check_config, dimensions
 from .base import N_LEVELS, ClipInput, ClipScores
 
 
@@ -32,10 +35,13 @@ class JudgeOptions:
     max_tokens: int | None = None
     logprobs: bool = False
     top_logprobs: int = 20
-    rubric: str = ""
+    rubric: str | None = None  # None: the built-in rubric; "": no rubric; else the user's text
     shots: int = 0
+    exemplars: str = "random"  # how exemplars are drawn (judges.EXEMPLAR_STRATEGIES)
     train_dataset: str | None = None  # built dataset folder the few-shot exemplars come from
-    seed: int = 0
+    exemplar_seed: int = 0
+    label_policy: str = DEFAULT_LABEL_POLICY  # how null ratings enter the exemplars' gold
+    failed_as: str = "skip"  # "skip" or "1" (judges.FAILED_AS)
     timeout: float = 120.0
     max_retries: int = 5
     response_cache: str | None = None
@@ -57,6 +63,20 @@ def answer_distribution(values: Sequence[float]) -> list[float]:
     return out
 
 
+def describe(options: JudgeOptions) -> str:
+    """How a judge with ``options`` asks and counts, in one line."""
+    o = options
+    mode = "logprob" if o.logprobs else f"JSON, mean of {o.runs} runs"
+    shots = (
+        f"{o.shots}-shot, {o.exemplars} exemplars, {o.label_policy} labels"
+        if o.shots
+        else "zero-shot"
+    )
+    rubric = {None: "built-in rubric", "": "no rubric"}.get(o.rubric, "user rubric")
+    failed = "unusable answers count as 1" if o.failed_as == "1" else "unusable answers skipped"
+    return f"{mode}, {shots}, {rubric}, {failed}"
+
+
 class JudgeScorer:
     """A chat judge over an OpenAI-compatible endpoint, as a :class:`~.base.Scorer`."""
 
@@ -72,7 +92,7 @@ class JudgeScorer:
         *,
         on_retry: Callable[[str], None] | None = None,
     ):
-        from ..judges import ChatClient, ChatJudge, LogprobJudge, select_exemplars
+        from ..judges import ChatClient, ChatJudge, ExemplarPool, LogprobJudge
 
         self.config = check_config(config)
         self.options = o = options or JudgeOptions()
@@ -80,26 +100,27 @@ class JudgeScorer:
             raise ValueError("few-shot judging (shots > 0) needs the train dataset folder")
         self.client = ChatClient(url, model, timeout=o.timeout, max_retries=o.max_retries,
                                  cache_dir=o.response_cache, on_retry=on_retry)  # fmt: skip
-        exemplars = (
-            select_exemplars(o.train_dataset, config, o.shots, seed=o.seed) if o.shots else []
-        )
+        pool = None
+        if o.shots:
+            pool = ExemplarPool(o.train_dataset, config, o.shots, strategy=o.exemplars,
+                                seed=o.exemplar_seed, label_policy=o.label_policy)  # fmt: skip
+        exemplars: Any = pool.draw if pool else ()
         if o.logprobs:
-            self.judge: Any = LogprobJudge(
-                self.client, config, o.rubric, exemplars, top_logprobs=o.top_logprobs
-            )
+            self.judge: Any = LogprobJudge(self.client, config, o.rubric, exemplars,
+                                           top_logprobs=o.top_logprobs, failed_as=o.failed_as)  # fmt: skip
         else:
             self.judge = ChatJudge(self.client, config, o.rubric, exemplars, runs=o.runs,
-                                   temperature=o.temperature, max_tokens=o.max_tokens)  # fmt: skip
+                                   temperature=o.temperature, max_tokens=o.max_tokens,
+                                   failed_as=o.failed_as)  # fmt: skip
         self.dimensions = dimensions(config)
-        self.content_pass = config == "archetype" and not o.logprobs
-        settings = {**asdict(o), "response_cache": None, "model": self.client.model,
-                    "url": self.client.base_url, "exemplars": [e.id for e in exemplars]}  # fmt: skip
+        self.content_pass = config == "archetype"
+        settings = {**asdict(o), "response_cache": None, "rubric": self.judge.rubric,
+                    "model": self.client.model, "url": self.client.base_url,
+                    "exemplar_ids": pool.ids if pool else []}  # fmt: skip
         digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()
         self.id = f"judge-{digest[:16]}"
-        mode = "logprob" if o.logprobs else f"JSON, mean of {o.runs} runs"
-        shots = f", {o.shots}-shot" if o.shots else ", zero-shot"
         self.description = (
-            f"chat judge {self.client.model} at {self.client.base_url} ({mode}{shots})"
+            f"chat judge {self.client.model} at {self.client.base_url} ({describe(o)})"
         )
         self.training_data = None
 
@@ -134,14 +155,14 @@ class JudgeScorer:
             dists = {
                 r.dimension: [r.distribution.get(k, 0.0) for k in range(1, N_LEVELS + 1)]
                 for r in result.runs
-                if r.distribution is not None
+                if r.distribution is not None and r.dimension != CONTENT_PASS
             }
         else:
-            valid = [r.answer for r in result.runs if r.answer is not None]
-            dists = {d: answer_distribution([a[d] for a in valid]) for d in self.dimensions}
+            answers = [r.answer for r in result.runs if r.answer is not None]
+            dists = {d: answer_distribution([a[d] for a in answers]) for d in self.dimensions}
         return ClipScores(
             clip_id,
             scores={d: result.scores[d] for d in self.dimensions},
             distributions=dists,
-            content_pass=result.content_pass if self.content_pass else None,
+            content_pass=result.content_pass,
         )

@@ -35,6 +35,7 @@ from speech_drame.atomic_io import replace_dir, staging_dir, write_bytes, write_
 from speech_drame.features import prosody
 from speech_drame.features.blueprint import FEATURE_VERSIONS, Blueprint
 from speech_drame.features.common import require, torch_threads
+from speech_drame.labels import DEFAULT_LABEL_POLICY, apply_label_policy, check_label_policy
 from speech_drame.schema import (
     CONTENT_PASS,
     CONTEXTS,
@@ -272,6 +273,7 @@ class TrainingOptions:
     weight_decay: float = 1e-2
     context_components: int = 32  # principal components kept of the embedded contexts
     seed: int = 0
+    label_policy: str = DEFAULT_LABEL_POLICY  # what null ratings count as (speech_drame.labels)
 
 
 @dataclass
@@ -579,9 +581,9 @@ def train_lite_scorer(
 
     Args:
         blueprints: training clips, with this mode's context similarities.
-        labels: per dimension, per clip, every annotator's rating (``None`` = no rating);
-            for archetype, ``content_pass`` holds the annotators' boolean votes. Dimensions
-            of the mode that the data lacks are left out.
+        labels: per dimension, per clip, every annotator's rating (``None`` = null rating,
+            treated by ``options.label_policy``); for archetype, ``content_pass`` holds the
+            annotators' boolean votes. Dimensions of the mode that the data lacks are left out.
         mode: ``archetype`` or ``realism``.
         options: hyper-parameters.
         info: free-form provenance stored in the config (dataset, split, counts).
@@ -603,7 +605,14 @@ def train_lite_scorer(
     std[std < 1e-6] = 1.0
     xn = torch.from_numpy((x - mean) / std)
     n_embedded = _n_embedded(mode)
-    score_m = np.stack([_label_matrix(labels[d], d) for d in dims], axis=1)  # (n, dims, ann)
+    check_label_policy(options.label_policy)
+    score_m = np.stack(
+        [
+            _label_matrix([apply_label_policy(r, d, options.label_policy) for r in labels[d]], d)
+            for d in dims
+        ],
+        axis=1,
+    )  # (n, dims, ann)
     pass_m = _label_matrix(labels[CONTENT_PASS], CONTENT_PASS) if content_pass else None
 
     rng = np.random.default_rng(options.seed)

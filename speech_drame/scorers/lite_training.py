@@ -243,6 +243,8 @@ def format_table(config: Config, reports: Sequence[SplitReport]) -> str:
     )
     lines.append(f"{'clips scored':<38}" + "".join(f"{r.n_scored:>12d}" for r in reports))
     lines.append(f"{'clips failed':<38}" + "".join(f"{len(r.failures):>12d}" for r in reports))
+    table = reports[0].table
+    lines.append(f"label policy: {table['label_policy']} ({table['label_policy_rule']})")
     return "\n".join(lines)
 
 
@@ -323,7 +325,7 @@ def train_and_evaluate(
         del train  # the train blueprints are not needed for evaluation
         evaluator = LiteEvaluator(scorer, cache=cache, batch_size=batch_size)
         reports = [
-            evaluate_scorer(evaluator, dataset_dir, split, progress)
+            evaluate_scorer(evaluator, dataset_dir, split, progress, options.label_policy)
             for split in SPLITS[config]
             if split != "train"
         ]

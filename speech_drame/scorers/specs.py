@@ -68,22 +68,26 @@ def load_scorer(
     workers: int | None = None,
     batch_size: int | None = None,
     device: str | None = None,
+    decoding: str | None = None,
     judge_options: Any = None,
     on_retry: Callable[[str], None] | None = None,
 ) -> Scorer:
     """The scorer ``spec`` names, for ``config`` (``None`` is the default LiteScorer).
 
     Settings apply to the kinds that have them: ``cache`` (feature cache) and ``workers``
-    (clips analysed at once) to a LiteScorer; ``batch_size`` and ``device`` to DRAME-Eval;
-    ``judge_options`` (:class:`~.judge.JudgeOptions`) and ``on_retry`` to a chat judge.
+    (clips analysed at once) to a LiteScorer; ``batch_size``, ``device`` and ``decoding``
+    (:data:`~.drame_eval.DECODINGS`; ``None``: expectation) to DRAME-Eval; ``judge_options``
+    (:class:`~.judge.JudgeOptions`) and ``on_retry`` to a chat judge.
 
     Raises:
         ScorerError: a scorer that cannot be loaded, or one for another config.
-        ValueError: a malformed spec or setting.
+        ValueError: a malformed spec or setting, or ``decoding`` for a kind without one.
         FileNotFoundError: a DRAME-Eval folder that does not exist.
     """
     config = check_config(config)
     parsed = parse_spec(spec or "lite")
+    if decoding is not None and parsed.kind != "drame-eval":
+        raise ValueError(f"decoding {decoding!r} applies to drame-eval scorers only, not {parsed}")
     if parsed.kind == "lite":
         from .lite import LiteEvaluator
 
@@ -92,8 +96,9 @@ def load_scorer(
         from .drame_eval import DrameEvalScorer
 
         scorer = DrameEvalScorer.from_pretrained(
-            parsed.target, device=device, batch_size=batch_size or 4
-        )
+            parsed.target, device=device, batch_size=batch_size or 4,
+            decoding=decoding or "expectation",
+        )  # fmt: skip
         if scorer.config != config:
             raise ScorerError(f"{parsed}: a DRAME-Eval evaluator for {scorer.config}, not {config}")
         return scorer

@@ -21,7 +21,14 @@ from typing import Any, Literal
 
 from transformers import HfArgumentParser, TrainingArguments
 
-from ..audio_llm.qwen2_audio import DEFAULT_MODEL, LORA_TARGET_REGEX
+from ..audio_llm.qwen2_audio import (
+    DEFAULT_MODEL,
+    DEFAULT_PROMPT_ORDER,
+    LORA_SCOPES,
+    LOSS_SPANS,
+    PROMPT_ORDERS,
+)
+from ..labels import DEFAULT_LABEL_POLICY, LABEL_POLICIES
 from . import SetupError
 
 logger = logging.getLogger(__name__)
@@ -80,6 +87,39 @@ class DataArguments:
     max_eval_samples: int | None = field(
         default=None, metadata={"help": "Score only the first N clips of each eval split."}
     )
+    label_policy: Literal["paper", "skip"] = field(
+        default=DEFAULT_LABEL_POLICY,
+        metadata={
+            "help": "What a null or N/A rating of a 1-5 dimension counts as, in the training "
+            "targets and the end-of-training evaluation: "
+            + "; ".join(f"{k}: {v}" for k, v in LABEL_POLICIES.items())
+            + ". Content Pass votes are never changed."
+        },
+    )
+    prompt_variation: bool = field(
+        default=True,
+        metadata={
+            "help": "Draw the dimension's question per training example from a pool of 30 "
+            "paraphrases (speech_drame/resources/instruction_pool.json; the official code "
+            "trains with paraphrased prompts). Evaluation and scoring use the canonical one."
+        },
+    )
+    prompt_order: Literal["instruction_first", "context_first"] = field(
+        default=DEFAULT_PROMPT_ORDER,
+        metadata={
+            "help": "Query layout, recorded with the evaluator and used for scoring: "
+            + "; ".join(f"{k}: {v}" for k, v in PROMPT_ORDERS.items())
+            + "."
+        },
+    )
+    loss_on: Literal["answer_span", "label_token"] = field(
+        default="answer_span",
+        metadata={
+            "help": "Tokens that carry the loss: "
+            + "; ".join(f"{k}: {v}" for k, v in LOSS_SPANS.items())
+            + ". Normalised by the loss tokens of the whole accumulated batch."
+        },
+    )
 
 
 @dataclass
@@ -87,11 +127,19 @@ class LoraArguments:
     lora_r: int = field(default=16, metadata={"help": "LoRA rank."})
     lora_alpha: int = field(default=32, metadata={"help": "LoRA scaling alpha."})
     lora_dropout: float = field(default=0.1, metadata={"help": "Dropout on the LoRA input."})
-    lora_target_modules: str = field(
-        default=LORA_TARGET_REGEX,
+    lora_scope: Literal["all", "language"] = field(
+        default="all",
         metadata={
-            "help": "Regex (full match) of the modules that get LoRA; the default is the "
-            "language model's attention and MLP projections, not the audio encoder."
+            "help": "Modules that get LoRA: "
+            + "; ".join(f"{k}: {v}" for k, v in LORA_SCOPES.items())
+            + "."
+        },
+    )
+    lora_target_modules: str | None = field(
+        default=None,
+        metadata={
+            "help": "Regex (full match) of the modules that get LoRA, overriding --lora_scope; "
+            "unset, --lora_scope chooses them."
         },
     )
 

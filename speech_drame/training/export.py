@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..atomic_io import replace_dir, staging_dir, strict_json, write_json, write_text
+from ..audio_llm.qwen2_audio import LORA_SCOPES, LOSS_SPANS, PROMPT_ORDERS, PROMPT_VARIATION
+from ..labels import LABEL_POLICIES
 from ..model_card import read_data_card, render_model_card
 from ..scorers.drame_eval import EVALUATOR_DIR
 
@@ -42,16 +44,26 @@ def folder_files(folder: str | os.PathLike) -> list[Path]:
 def training_recipe(
     lora_args: LoraArguments, args: DrameEvalTrainingArguments, metrics: Mapping[str, Any]
 ) -> list[tuple[str, Any]]:
-    """The rows of the model card's training-procedure table."""
+    """The rows of the model card's training-procedure table; each recipe switch says whether
+    it is the official code's setting."""
     precision = "bf16" if args.bf16 else "fp16" if args.fp16 else "fp32"
-    train = metrics["train"]
+    train, choices = metrics["train"], metrics["training_choices"]
+    scope = choices["lora_scope"]
+    scope_text = (
+        "set by --lora_target_modules" if scope == "custom" else f"`{scope}`: {LORA_SCOPES[scope]}"
+    )
     return [
         ("method", "LoRA (PEFT), base weights frozen"),
         (
             "LoRA rank / alpha / dropout",
             f"{lora_args.lora_r} / {lora_args.lora_alpha} / {lora_args.lora_dropout}",
         ),
-        ("LoRA target modules", f"`{lora_args.lora_target_modules}`"),
+        ("LoRA scope", scope_text),
+        ("LoRA target modules", f"`{choices['lora_target_modules']}`"),
+        ("prompt order", _choice(choices["prompt_order"], PROMPT_ORDERS)),
+        ("prompt variation", PROMPT_VARIATION[choices["prompt_variation"]]),
+        ("loss span", _choice(choices["loss_on"], LOSS_SPANS)),
+        ("label policy", _choice(choices["label_policy"], LABEL_POLICIES)),
         ("optimizer", str(args.optim.value if hasattr(args.optim, "value") else args.optim)),
         ("peak learning rate", args.learning_rate),
         ("schedule", str(getattr(args.lr_scheduler_type, "value", args.lr_scheduler_type))),
@@ -67,8 +79,12 @@ def training_recipe(
         ("precision", precision),
         ("activation (gradient) checkpointing", args.activation_checkpointing),
         ("seed", args.seed),
-        ("target sampling", "one annotator per draw, uniformly among valid ratings"),
+        ("target sampling", "one annotator per draw, uniformly among the usable labels"),
     ]
+
+
+def _choice(value: str, descriptions: Mapping[str, str]) -> str:
+    return f"`{value}`: {descriptions[value]}"
 
 
 def export_evaluator(
@@ -117,6 +133,9 @@ def export_evaluator(
             recipe=training_recipe(lora_args, args, metrics),
             data_card=read_data_card(data_args.dataset),
             load_id=hub_model_id or str(target),
+            prompt_order=info.prompt_order,
+            loss_on=info.loss_on,
+            label_policy=info.label_policy,
         )
         write_text(stage / "README.md", card)
         files = folder_files(stage)

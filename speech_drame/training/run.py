@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..atomic_io import strict_json
 from ..audio_llm.tiny import TINY_MODEL
-from ..prompts import scored_dimensions
+from ..labels import describe_label_policy
+from ..prompts import instruction_pool, scored_dimensions
 from ..schema import CONTENT_PASS, SPLITS, Config, check_config
 from ..scorers.base import ClipScores
 from ..scorers.drame_eval import HUB_ID, DrameEvalScorer, EvaluatorInfo
@@ -99,7 +100,7 @@ def build_model(model_args: ModelArguments, lora_args: LoraArguments) -> tuple[A
     """(PEFT model with fresh LoRA weights, processor)."""
     from peft import LoraConfig, get_peft_model
 
-    from ..audio_llm.qwen2_audio import load_base
+    from ..audio_llm.qwen2_audio import load_base, lora_targets
 
     model, processor = load_base(
         base_model_spec(model_args), dtype=_dtype(model_args.model_dtype), seed=model_args.tiny_seed
@@ -108,15 +109,16 @@ def build_model(model_args: ModelArguments, lora_args: LoraArguments) -> tuple[A
         r=lora_args.lora_r,
         lora_alpha=lora_args.lora_alpha,
         lora_dropout=lora_args.lora_dropout,
-        target_modules=lora_args.lora_target_modules,
+        target_modules=lora_args.lora_target_modules or lora_targets(lora_args.lora_scope),
     )
     return get_peft_model(model, lora), processor
 
 
 def evaluate_split(
-    scorer: DrameEvalScorer, rows: Any, dimensions: Sequence[str]
+    scorer: DrameEvalScorer, rows: Any, dimensions: Sequence[str], label_policy: str
 ) -> tuple[dict[str, Any], list[ClipScores]]:
-    """Score every clip of ``rows`` and compare with the annotators (``alignment_table``).
+    """Score every clip of ``rows`` and compare with the annotators (``alignment_table``,
+    null ratings read through ``label_policy``).
 
     Failed clips are left out of the statistics and listed under ``failures``; if no clip
     can be scored the split raises ``RuntimeError`` with the first reasons.
@@ -134,6 +136,7 @@ def evaluate_split(
         [[r.content_pass if d == CONTENT_PASS else r.scores[d] for d in dimensions] for r, _ in ok],
         [[list(a[d]) for d in dimensions] for _, a in ok],
         list(dimensions),
+        label_policy=label_policy,
     )
     table["clips_scored"] = len(ok)
     table["failures"] = failures
@@ -223,24 +226,28 @@ def train(
     train_rows = data[data_args.train_split]
     if data_args.max_train_samples is not None:
         train_rows = train_rows.select(range(min(data_args.max_train_samples, len(train_rows))))
-    train_set = AnnotatorSampledDataset(train_rows, dims)
+    paraphrases = instruction_pool(config) if data_args.prompt_variation else None
+    train_set = AnnotatorSampledDataset(train_rows, dims, data_args.label_policy, paraphrases)
     logger.info(
-        "%d training pairs from %d clips; skipped (no valid score): %s",
+        "%d training pairs from %d clips; label policy %s; skipped (no usable label): %s; "
+        "null ratings counted as 1: %s",
         len(train_set),
         len(train_rows),
+        data_args.label_policy,
         train_set.index.skipped,
+        train_set.index.filled,
     )
 
     model, processor = build_model(model_args, lora_args)
     if args.activation_checkpointing:
         # Frozen embeddings: with reentrant checkpointing the blocks would get no gradient.
         model.enable_input_require_grads()
-    encoder = PromptEncoder(processor, config, dims)
+    encoder = PromptEncoder(processor, config, dims, data_args.prompt_order)
     trainer = Trainer(
         model=model,
         args=args,
         train_dataset=train_set,
-        data_collator=DrameEvalCollator(encoder),
+        data_collator=DrameEvalCollator(encoder, data_args.loss_on),
         processing_class=processor,
         compute_loss_func=answer_token_loss,
     )
@@ -257,13 +264,16 @@ def train(
         config,
         dimensions=dims,
         batch_size=args.per_device_eval_batch_size,
+        prompt_order=data_args.prompt_order,
     )
     evaluation, predictions = {}, {}
     for split in splits:
         rows = data[split]
         if data_args.max_eval_samples is not None:
             rows = rows.select(range(min(data_args.max_eval_samples, len(rows))))
-        evaluation[split], predictions[split] = evaluate_split(scorer, rows, dims)
+        evaluation[split], predictions[split] = evaluate_split(
+            scorer, rows, dims, data_args.label_policy
+        )
         trainer.log_metrics(
             f"eval_{split}",
             {k: v for k, v in evaluation[split].items() if isinstance(v, int | float)},
@@ -271,9 +281,12 @@ def train(
     effective_batch = (
         args.per_device_train_batch_size * args.gradient_accumulation_steps * args.world_size
     )
+    choices = training_choices(data_args, lora_args)
     metrics = {
         "config": config,
         "dimensions": list(dims),
+        **describe_label_policy(data_args.label_policy),
+        "training_choices": choices,
         "train": {
             **train_result.metrics,
             "global_step": trainer.state.global_step,
@@ -281,6 +294,7 @@ def train(
             "training_pairs": len(train_set),
             "training_clips": len(train_rows),
             "skipped_no_valid_score": train_set.index.skipped,
+            "null_ratings_counted_as_1": train_set.index.filled,
         },
         "eval": evaluation,
     }
@@ -288,6 +302,8 @@ def train(
     info = EvaluatorInfo(
         config, list(dims), base_model_spec(model_args), base_dtype, model_args.tiny_seed,
         training_data=training_data(data_args.dataset, data_args.train_split, len(train_rows)),
+        **{k: choices[k] for k in ("prompt_order", "lora_scope", "loss_on", "prompt_variation",
+                                   "label_policy")},
     )  # fmt: skip
     folder, files = export_evaluator(
         args.output_dir,
@@ -333,6 +349,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         }
         print(json.dumps(strict_json(summary), indent=2))
     return 0
+
+
+def training_choices(data_args: DataArguments, lora_args: LoraArguments) -> dict[str, Any]:
+    """The recipe switches of a run, as ``metrics.json`` and the evaluator config record them."""
+    from ..audio_llm.qwen2_audio import lora_targets
+
+    return {
+        "prompt_order": data_args.prompt_order,
+        "lora_scope": "custom" if lora_args.lora_target_modules else lora_args.lora_scope,
+        "lora_target_modules": lora_args.lora_target_modules or lora_targets(lora_args.lora_scope),
+        "loss_on": data_args.loss_on,
+        "prompt_variation": data_args.prompt_variation,
+        "label_policy": data_args.label_policy,
+    }
 
 
 def training_data(dataset: str, split: str, n_train: int) -> dict[str, Any]:

@@ -1,0 +1,394 @@
+"""The paper's evaluator tables (Speech-DRAME Tables 2 and 3) from predictions files.
+
+A predictions file is JSONL, one clip per line, in the layout of
+:meth:`speech_drame.scorers.base.ClipScores.to_dict`: ``{"id", "scores": {dimension: score},
+"content_pass": probability?}`` or ``{"id", "error", ...}`` for a clip that could not be
+scored. ``train.py`` exports it (``<output_dir>/evaluator/predictions/<split>.jsonl``) and
+``speech-drame import-predictions`` writes it from the official pipelines' outputs.
+
+Each file becomes one row, scored by :func:`speech_drame.metrics.alignment_table` against a
+built dataset's ``annotations`` under a label policy (:mod:`speech_drame.labels`): archetype
+(Table 2) Content Pass accuracy, the Pearson of Audio Quality, Human Likeness and
+Appropriateness and their average; realism (Table 3) the Pearson of the ten dimensions and
+their average. Clips are matched by id without a trailing ``.wav``
+(:func:`~speech_drame.official_formats.clip_key`); ids on one side only are counted and
+listed, never guessed. A clip without a prediction for a dimension is left out of that
+dimension only (``missing_predictions``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .jsonl import read_objects
+from .labels import DEFAULT_LABEL_POLICY, check_label_policy, describe_label_policy
+from .official_formats import clip_key, parse_score, scored_dimensions
+from .schema import CONTENT_PASS, SCORE_MIN, Config, check_config
+
+__all__ = [
+    "COLUMNS",
+    "FORMATS",
+    "Predictions",
+    "paper_table",
+    "parse_predictions",
+    "read_predictions",
+    "render_table",
+]
+
+FORMATS = ("markdown", "csv", "latex")
+ACCURACY = f"{CONTENT_PASS}_accuracy"
+# Per config: (statistic of alignment_table, column label, column group) in the paper's order.
+COLUMNS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "archetype": (
+        (ACCURACY, "Content Pass Acc.", ""),
+        ("audio_quality_pearson", "Audio Quality", ""),
+        ("human_likeness_pearson", "Human Likeness", ""),
+        ("appropriateness_pearson", "Appropriateness", ""),
+        ("avg_pearson", "Avg.", ""),
+    ),
+    "realism": (
+        ("pitch_variation_pearson", "Pitch", "Prosodic Dynamics"),
+        ("rhythmic_naturalness_pearson", "Rhythm", "Prosodic Dynamics"),
+        ("stress_and_emphasis_pearson", "Stress", "Prosodic Dynamics"),
+        ("emotion_accuracy_pearson", "Accuracy", "Emotional Expressiveness"),
+        ("emotion_intensity_control_pearson", "Intensity", "Emotional Expressiveness"),
+        ("dynamic_range_pearson", "Transition", "Emotional Expressiveness"),
+        ("voice_identity_matching_pearson", "Identity", "Character Consistency"),
+        ("trait_embodiment_pearson", "Traits", "Character Consistency"),
+        ("local_story_fit_pearson", "Local", "Contextual Relevance"),
+        ("global_story_coherence_pearson", "Global", "Contextual Relevance"),
+        ("avg_pearson", "Avg.", ""),
+    ),
+}
+_LIST = 10  # ids listed in text output (JSON lists them all)
+
+
+@dataclass
+class Predictions:
+    """A predictions file: per clip key the scores (Content Pass included) and the id as
+    written, and the clips recorded as failed (key -> error)."""
+
+    path: str
+    scores: dict[str, dict[str, float]] = field(default_factory=dict)
+    ids: dict[str, str] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
+
+
+def read_predictions(path: str | os.PathLike) -> Predictions:
+    """Read a predictions JSONL file (see the module docstring and :func:`parse_predictions`)."""
+    return parse_predictions(read_objects(path), str(path))
+
+
+def parse_predictions(rows: Iterable[tuple[str, Mapping[str, Any]]], path: str) -> Predictions:
+    """Predictions from ``(file:line, row)`` pairs of the predictions-file layout.
+
+    Raises:
+        ValueError: naming ``file:line`` for a missing id, an id given twice, scores that are
+            not an object, or a score that is not a number on its scale.
+    """
+    out = Predictions(path)
+    seen: dict[str, str] = {}
+    for where, row in rows:
+        clip = row.get("id")
+        if not isinstance(clip, str) or not clip:
+            raise ValueError(f"{where}: no clip id (a non-empty string 'id')")
+        key = clip_key(clip)
+        if key in seen:
+            raise ValueError(f"{where}: clip {clip!r} already given at {seen[key]}")
+        seen[key], out.ids[key] = where, clip
+        if row.get("error"):
+            out.failed[key] = str(row["error"])
+            continue
+        scores = row.get("scores", {})
+        if not isinstance(scores, Mapping):
+            raise ValueError(f"{where}: 'scores' must be an object of dimension -> score")
+        values = {**scores, **({CONTENT_PASS: row[CONTENT_PASS]} if CONTENT_PASS in row else {})}
+        out.scores[key] = {}
+        for dim, value in values.items():
+            score, why = parse_score(value, dim)
+            if score is None:
+                raise ValueError(f"{where}: {dim}: {why}")
+            out.scores[key][dim] = score
+    return out
+
+
+def load_references(dataset: str | os.PathLike, config: Config, split: str) -> tuple[list, list]:
+    """The ids and ``annotations`` of a built dataset's split (no audio is decoded)."""
+    from datasets import load_dataset
+
+    ds = load_dataset(str(dataset), check_config(config), split=split)
+    missing = [c for c in ("id", "annotations") if c not in ds.column_names]
+    if missing:
+        raise ValueError(f"{dataset} {config}/{split} has no column {', '.join(missing)}")
+    ds = ds.select_columns(["id", "annotations"])
+    return list(ds["id"]), list(ds["annotations"])
+
+
+def _listed(ids: Sequence[str]) -> dict[str, Any]:
+    return {"count": len(ids), "ids": list(ids)}
+
+
+def table_row(
+    preds: Predictions,
+    ids: Sequence[str],
+    annotations: Sequence[Mapping[str, Sequence[Any]]],
+    config: Config,
+    *,
+    name: str,
+    label_policy: str = DEFAULT_LABEL_POLICY,
+    bootstrap: int = 0,
+    seed: int | None = None,
+) -> dict[str, Any]:
+    """One row: the alignment table of ``preds`` on the dataset clips they cover, and what
+    could not be matched."""
+    from .metrics import alignment_table
+
+    dims = scored_dimensions(config)
+    index: dict[str, int] = {}
+    for i, clip in enumerate(ids):
+        if clip_key(clip) in index:
+            raise ValueError(f"the dataset holds {ids[index[clip_key(clip)]]!r} and {clip!r}")
+        index[clip_key(clip)] = i
+    given = preds.ids.keys()
+    matched = [k for k in preds.scores if k in index]
+    if not matched:
+        raise ValueError(
+            f"{preds.path}: none of its {len(given)} clips is in the dataset split "
+            f"(first: {', '.join(list(preds.ids.values())[:3]) or 'none'})"
+        )
+    if not any(d in preds.scores[k] for k in matched for d in dims):
+        found = sorted({d for k in matched for d in preds.scores[k]})
+        raise ValueError(
+            f"{preds.path}: no scores of the {config} dimensions ({', '.join(dims)}); "
+            f"found {', '.join(found) or 'none'}"
+        )
+    values, references = [], []
+    missing = dict.fromkeys(dims, 0)
+    for key in matched:
+        row, ann = [], []
+        for dim in dims:
+            if dim in preds.scores[key]:
+                row.append(preds.scores[key][dim])
+                ann.append(list(annotations[index[key]][dim]))
+            else:  # left out of this dimension only: no reference ratings
+                row.append(float(SCORE_MIN if dim != CONTENT_PASS else 1))
+                ann.append([])
+                missing[dim] += 1
+        values.append(row)
+        references.append(ann)
+    table = alignment_table(
+        values, references, dims, label_policy=label_policy, bootstrap=bootstrap, seed=seed
+    )
+    for dim in dims:
+        if missing[dim] == len(matched):
+            stat = ACCURACY if dim == CONTENT_PASS else f"{dim}_pearson"
+            table["notes"][stat] = "no usable prediction for this dimension"
+    return {
+        "name": name,
+        "predictions": preds.path,
+        "clips_scored": len(matched),
+        "missing_predictions": missing,
+        "failed": _listed([preds.ids[k] for k in preds.failed if k in index]),
+        "not_in_dataset": _listed([preds.ids[k] for k in given if k not in index]),
+        "without_prediction": _listed([c for c in ids if clip_key(c) not in given]),
+        "table": table,
+    }
+
+
+def paper_table(
+    predictions: Sequence[str | os.PathLike | Predictions],
+    dataset: str | os.PathLike,
+    config: str,
+    split: str = "test",
+    *,
+    names: Sequence[str] | None = None,
+    label_policy: str = DEFAULT_LABEL_POLICY,
+    bootstrap: int = 0,
+    seed: int | None = None,
+) -> dict[str, Any]:
+    """The paper's table of ``config`` with one row per predictions file or
+    :class:`Predictions` (row name: the file stem or ``names``), scored against ``dataset``'s
+    ``split`` under ``label_policy``. Every file is read before the dataset is loaded."""
+    config = check_config(config)
+    check_label_policy(label_policy)
+    if not predictions:
+        raise ValueError("no predictions files")
+    if names is not None and len(names) != len(predictions):
+        raise ValueError(f"{len(names)} names for {len(predictions)} predictions files")
+    read = [p if isinstance(p, Predictions) else read_predictions(p) for p in predictions]
+    ids, annotations = load_references(dataset, config, split)
+    rows = [
+        table_row(
+            preds,
+            ids,
+            annotations,
+            config,
+            name=names[i] if names else Path(preds.path).stem,
+            label_policy=label_policy,
+            bootstrap=bootstrap,
+            seed=seed,
+        )
+        for i, preds in enumerate(read)
+    ]
+    return {
+        "dataset": str(dataset),
+        "config": config,
+        "split": split,
+        "clips_in_split": len(ids),
+        **describe_label_policy(label_policy),
+        "bootstrap": bootstrap,
+        "seed": seed,
+        "columns": [
+            {"statistic": s, "label": label, "group": g} for s, label, g in COLUMNS[config]
+        ],
+        "rows": rows,
+    }
+
+
+# ----------------------------------------------------------------------------------------
+# Rendering
+# ----------------------------------------------------------------------------------------
+
+
+def _number(value: float | None, stat: str, percent: str = "%") -> str:
+    if value is None or math.isnan(value):
+        return "n/a"
+    return f"{100 * value:.1f}{percent}" if stat == ACCURACY else f"{value:.3f}"
+
+
+def _cell(table: Mapping[str, Any], stat: str, percent: str = "%") -> str:
+    text = _number(table.get(stat, math.nan), stat, percent)
+    ci = table.get(f"{stat}_ci")
+    if ci and text != "n/a":
+        text += f" [{_number(ci[0], stat, percent)}, {_number(ci[1], stat, percent)}]"
+    return text
+
+
+def _notes(report: Mapping[str, Any]) -> list[str]:
+    def some(listed: Mapping[str, Any]) -> str:
+        shown = ", ".join(listed["ids"][:_LIST])
+        return shown + (", ..." if listed["count"] > _LIST else "")
+
+    lines = [
+        f"{report['config']}/{report['split']} of {report['dataset']} "
+        f"({report['clips_in_split']} clips); label policy {report['label_policy']}: "
+        f"{report['label_policy_rule']}",
+        (
+            "Content Pass: accuracy of the prediction (>= 0.5 = pass) against the annotators' "
+            "majority (ties left out); other columns: "
+            if report["config"] == "archetype"
+            else "Columns: "
+        )
+        + "Pearson with the mean annotator rating; Avg.: mean of the Pearson columns",
+    ]
+    if report["bootstrap"]:
+        conf = report["rows"][0]["table"].get("confidence", 0.95)
+        lines.append(
+            f"[low, high]: {conf:.0%} bootstrap interval, {report['bootstrap']} resamples of "
+            f"clips, seed {report['seed']}"
+        )
+    stats = {s for s, _, _ in COLUMNS[report["config"]]}
+    for row in report["rows"]:
+        lines.append(f"{row['name']}: {row['clips_scored']} clips scored ({row['predictions']})")
+        for key, what in (
+            ("not_in_dataset", "predictions whose id is not in the split"),
+            ("without_prediction", "clips of the split without a prediction"),
+            ("failed", "clips recorded as failed in the predictions"),
+        ):
+            if row[key]["count"]:
+                lines.append(f"  {row[key]['count']} {what}: {some(row[key])}")
+        gaps = {d: n for d, n in row["missing_predictions"].items() if n}
+        if gaps:
+            lines.append(
+                "  left out for lack of a usable prediction: "
+                + ", ".join(f"{d} {n}" for d, n in gaps.items())
+            )
+        for stat, why in row["table"]["notes"].items():
+            if stat in stats:
+                lines.append(f"  {stat} is undefined: {why}")
+    return lines
+
+
+def _markdown(report: Mapping[str, Any]) -> str:
+    cols = COLUMNS[report["config"]]
+    lines = [
+        "| Model | " + " | ".join(label for _, label, _ in cols) + " |",
+        "|---|" + "---:|" * len(cols),
+    ]
+    for row in report["rows"]:
+        cells = [_cell(row["table"], s) for s, _, _ in cols]
+        lines.append(f"| {row['name']} | " + " | ".join(cells) + " |")
+    return "\n".join([*lines, "", *_notes(report)])
+
+
+def _csv(report: Mapping[str, Any]) -> str:
+    cols = COLUMNS[report["config"]]
+    boot = bool(report["bootstrap"])
+    header = ["model"]
+    for _, label, _ in cols:
+        header += [label, f"{label} CI low", f"{label} CI high"] if boot else [label]
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow([*header, "clips", "label_policy"])
+
+    def num(value: float | None) -> str:
+        return "" if value is None or math.isnan(value) else f"{value:.6g}"
+
+    for row in report["rows"]:
+        table, cells = row["table"], [row["name"]]
+        for stat, _, _ in cols:
+            cells.append(num(table.get(stat, math.nan)))
+            if boot:
+                cells += [num(v) for v in table.get(f"{stat}_ci", [math.nan, math.nan])]
+        writer.writerow([*cells, row["clips_scored"], report["label_policy"]])
+    return buf.getvalue().rstrip("\n")
+
+
+_LATEX_SPECIAL = {c: f"\\{c}" for c in "&%$#_{}"} | {
+    "~": r"\textasciitilde{}",
+    "^": r"\^{}",
+    "\\": r"\textbackslash{}",
+}
+
+
+def _tex(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(c, c) for c in str(text))
+
+
+def _latex(report: Mapping[str, Any]) -> str:
+    cols = COLUMNS[report["config"]]
+    lines = [f"% {note}" for note in _notes(report)]
+    lines += [r"\begin{tabular}{l" + "c" * len(cols) + "}", r"\toprule"]
+    if any(g for _, _, g in cols):
+        groups: list[tuple[str, int]] = []
+        for _, _, g in cols:
+            if groups and groups[-1][0] == g:
+                groups[-1] = (g, groups[-1][1] + 1)
+            else:
+                groups.append((g, 1))
+        cells = [rf"\multicolumn{{{n}}}{{c}}{{{_tex(g)}}}" if g else "" for g, n in groups]
+        lines.append(" & ".join(["", *cells]) + r" \\")
+    lines.append(" & ".join(["Model", *(_tex(label) for _, label, _ in cols)]) + r" \\")
+    lines.append(r"\midrule")
+    for row in report["rows"]:
+        cells = [_tex(row["name"]), *(_cell(row["table"], s, r"\%") for s, _, _ in cols)]
+        lines.append(" & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    return "\n".join(lines)
+
+
+def render_table(report: Mapping[str, Any], fmt: str = "markdown") -> str:
+    """The table of :func:`paper_table` as Markdown (with notes), CSV (numbers only: accuracy
+    as a fraction; columns ``clips`` and ``label_policy``) or LaTeX (booktabs; notes as
+    ``%`` comments)."""
+    renderers = {"markdown": _markdown, "csv": _csv, "latex": _latex}
+    if fmt not in renderers:
+        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    return renderers[fmt](report)

@@ -1,0 +1,5 @@
+"""Data files shipped with the package, read with ``importlib.resources``.
+
+``instruction_pool.json``: paraphrases of each dimension's question, drawn per training example
+when DRAME-Eval is trained with prompt variation (see :func:`speech_drame.prompts.instruction_pool`).
+"""
