@@ -96,7 +96,7 @@ def bench_scoring(config: str, order: str, n_clips: int, batch_size: int, rounds
     return {
         "config": config,
         "order": order,
-        "dimensions": len(scorer.dimensions),
+        "dimensions": len(scorer.scored),  # Content Pass included
         "clips": n_clips,
         "shared_clips_per_s": n_clips / shared_s,
         "full_clips_per_s": n_clips / full_s,

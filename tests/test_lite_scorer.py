@@ -143,6 +143,18 @@ def test_save_and_reload_give_identical_scores(tiny, scorer: LiteScorer, tmp_pat
     assert len(config["normalisation"]["mean"]) == len(feature_vector(tiny[0][0], "archetype"))
 
 
+def test_a_scorer_saved_before_the_label_policy_reloads_as_skip(
+    scorer: LiteScorer, tmp_path: Path
+) -> None:
+    scorer.save(tmp_path / "archetype")
+    assert load_lite_scorer("archetype", tmp_path).options.label_policy == "paper"
+    path = tmp_path / "archetype" / CONFIG_FILE
+    config = json.loads(path.read_text())
+    del config["options"]["label_policy"]  # as older saves wrote it: they left nulls out
+    path.write_text(json.dumps(config))
+    assert load_lite_scorer("archetype", tmp_path).options.label_policy == "skip"
+
+
 def _other_weights(scorer: LiteScorer) -> LiteScorer:
     """The same scorer with every weight moved: same architecture, different predictions."""
     import copy

@@ -190,7 +190,7 @@ def test_model_card_parses_with_the_measured_metrics(run, demo_dataset_dir):
         "context (the official code's order",
         "| LoRA scope | `all`: every module named q_proj k_proj v_proj o_proj gate_proj up_proj "
         "down_proj (the official config",
-        "| loss span | `answer_span`: every token of the answer <answer>k</answer> (the official "
+        "| loss span | `answer_span`: every token of the answer `<answer>k</answer>` (the official "
         "trainer) |",
         "| prompt variation | one of 30 paraphrases of the dimension's question drawn per "
         "training example",

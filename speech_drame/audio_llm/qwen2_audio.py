@@ -69,7 +69,7 @@ PROMPT_VARIATION: dict[bool, str] = {
 }
 # Which tokens of the answer <answer>k</answer> carry the training loss.
 LOSS_SPANS: dict[str, str] = {
-    "answer_span": "every token of the answer <answer>k</answer> (the official trainer)",
+    "answer_span": "every token of the answer `<answer>k</answer>` (the official trainer)",
     "label_token": "the label token k only (not the official trainer)",
 }
 

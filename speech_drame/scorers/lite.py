@@ -411,7 +411,8 @@ class LiteScorer:
             )
         if cfg["feature_names"] != feature_names(mode):
             raise ScorerError(f"{cfg_path}: feature layout differs from this version's; retrain it")
-        options = TrainingOptions(**cfg["options"])
+        # Scorers saved before the label policy was recorded left null ratings out.
+        options = TrainingOptions(**{"label_policy": "skip", **cfg["options"]})
         dims = tuple(cfg["dimensions"])
         net = _build_net(
             len(cfg["feature_names"]),
