@@ -27,6 +27,7 @@ import os
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from ..labels import DEFAULT_LABEL_POLICY, apply_label_policy, check_label_policy
@@ -81,7 +82,10 @@ def gold_answer(
     return gold, sum(gaps) / len(gaps) + extra
 
 
-@dataclass(frozen=True)
+ITEM_CACHE = 64  # encoded exemplars kept (each up to ~1.3 MB of base64 WAV)
+
+
+@dataclass(frozen=True, eq=False)  # hashed by identity: the draws reuse the same objects
 class _Candidate:
     distance: float
     id: str
@@ -142,7 +146,9 @@ class ExemplarPool:
                 f"complete gold answer, {k} exemplar(s) asked for"
             )
         self._rows = ds.cast_column("audio", Audio(decode=False))
-        self._items: dict[int, JudgeItem] = {}
+        # Encoded exemplars are reused across draws, but only the most recent: random draws
+        # reach the whole split, whose base64 audio would not fit in memory.
+        self._item = lru_cache(maxsize=ITEM_CACHE)(self._load_item)
         self._fixed = self._agreement() if strategy == "agreement" else None
 
     def _agreement(self) -> list[_Candidate]:
@@ -170,19 +176,17 @@ class ExemplarPool:
         rng = random.Random(_draw_seed(self.seed, clip, run))
         return [self._item(c) for c in rng.sample(pool, self.k)]
 
-    def _item(self, candidate: _Candidate) -> JudgeItem:
-        if candidate.index not in self._items:  # each exemplar's audio is encoded once
-            row = self._rows[candidate.index]
-            self._items[candidate.index] = JudgeItem(
-                audio_b64=wav_base64(row["audio"]["bytes"]),
-                question=row.get("question") or "",
-                profile=row.get("char_profile") or "",
-                scene=row.get("local_scene") or "",
-                traits=row.get("char_style") or "",
-                id=candidate.id,
-                gold=candidate.gold,
-            )
-        return self._items[candidate.index]
+    def _load_item(self, candidate: _Candidate) -> JudgeItem:
+        row = self._rows[candidate.index]
+        return JudgeItem(
+            audio_b64=wav_base64(row["audio"]["bytes"]),
+            question=row.get("question") or "",
+            profile=row.get("char_profile") or "",
+            scene=row.get("local_scene") or "",
+            traits=row.get("char_style") or "",
+            id=candidate.id,
+            gold=candidate.gold,
+        )
 
 
 def select_exemplars(
