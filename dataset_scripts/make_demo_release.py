@@ -2,8 +2,9 @@
 
     python dataset_scripts/make_demo_release.py --out build/demo_release [--seed 0] [--workers 2]
 
-Real speech from Debian packages plus offline TTS renderings, labelled by simulated annotators:
-synthetic proxy labels, not human ratings. See `speech_drame.demo`.
+Real speech from Debian packages plus offline TTS renderings in English and Mandarin (Chinese
+texts spoken by espeak-ng's pinyin voice; pypinyin converts them), labelled by simulated
+annotators: synthetic proxy labels, not human ratings. See `speech_drame.demo`.
 """
 
 import argparse

@@ -6,6 +6,7 @@ Everything here is a pure function over numpy arrays:
   (Pearson, the paper's headline, with Spearman, Kendall tau-b, MAE, RMSE and counts beside
   it), Content Pass accuracy / F1 / ROC-AUC, optional emotion gating and bootstrap intervals.
   ``evaluate_metric/drame_metric`` is a thin wrapper over it.
+- :func:`grouped_alignment`: the same table overall and per group of clips (e.g. per language).
 - :func:`annotator_matrices`: the dataset's ``annotations`` column as per-dimension annotator
   matrices (:class:`AnnotatorRatings`), the input of everything below.
 - :func:`agreement`: inter-annotator agreement exactly as the paper's Appendix K defines it.
@@ -41,6 +42,7 @@ from speech_drame.labels import (
     describe_label_policy,
     is_rating,
 )
+from speech_drame.languages import UNKNOWN
 from speech_drame.schema import (
     ARCHETYPE_DIMENSIONS,
     CONTENT_PASS,
@@ -968,6 +970,102 @@ def _content_pass_statistics(col: _Column, notes: dict[str, str]) -> dict[str, A
         if math.isnan(out["content_pass_roc_auc"]):
             notes["content_pass_roc_auc"] = "the references hold a single class"
     return out
+
+
+MIN_GROUP_CLIPS = 3  # a group with fewer clips gets no statistics of its own
+
+
+def _take(values: Any, index: np.ndarray) -> Any:
+    """The samples ``index`` of a per-sample input (an array or a sequence of rows)."""
+    if isinstance(values, np.ndarray):
+        return values[index]
+    rows = list(values)
+    return [rows[i] for i in index]
+
+
+def _take_references(references: Any, index: np.ndarray) -> Any:
+    """The samples ``index`` of ``references`` in any form :func:`alignment_table` accepts."""
+    if not isinstance(references, Mapping):
+        return _take(references, index)
+    out = {}
+    for dim, value in references.items():
+        ratings = _as_ratings(value, f"references[{dim!r}]")
+        if ratings.n_filled:
+            raise ValueError(
+                f"references[{dim!r}]: {ratings.n_filled} null rating(s) were already filled "
+                "by a label policy and cannot be counted per group; build them with "
+                "label_policy='skip' and pass label_policy to grouped_alignment"
+            )
+        out[dim] = AnnotatorRatings(ratings.scores[index], ratings.n_annotators[index])
+    return out
+
+
+def _group_labels(groups: Any, n: int) -> list[str]:
+    labels = list(groups)
+    if len(labels) != n:
+        raise ValueError(f"predictions has {n} samples but groups has {len(labels)}")
+    for i, label in enumerate(labels):
+        if label is not None and (not isinstance(label, str) or not label):
+            raise ValueError(
+                f"groups[{i}]: expected a label (a non-empty str) or None, got {label!r}"
+            )
+    return [UNKNOWN if label is None else label for label in labels]
+
+
+def grouped_alignment(
+    predictions: Any,
+    references: Any,
+    dimensions: Sequence[str],
+    groups: Sequence[str | None],
+    *,
+    min_clips: int = MIN_GROUP_CLIPS,
+    **options: Any,
+) -> dict[str, Any]:
+    """:func:`alignment_table` over all clips and over each group of clips (e.g. per language).
+
+    Args:
+        predictions, references, dimensions: as for :func:`alignment_table`.
+        groups: one label per clip (e.g. its language); ``None`` is grouped as ``"unknown"``.
+        min_clips: a group with fewer clips reports its count and no statistics.
+        **options: the keyword options of :func:`alignment_table` (``label_policy``,
+            ``emotion_gating``, ``bootstrap``, ``seed``, ``confidence``, ``workers``), applied
+            to the overall table and to every group.
+
+    Returns:
+        ``overall``: the table of all clips; ``by_group``: label -> ``{"count": clips,
+        "table": its alignment_table or None, "reason": why the table is None or None}``,
+        labels sorted.
+
+    Example:
+        >>> preds = [[4.0], [2.0], [3.0], [5.0], [1.0]]
+        >>> refs = [[4], [2], [3], [4], [2]]
+        >>> t = grouped_alignment(preds, refs, ["audio_quality"], ["zh", "zh", "zh", "en", None])
+        >>> t["by_group"]["zh"]["count"], t["by_group"]["zh"]["table"]["audio_quality_pearson"]
+        (3, 1.0)
+        >>> t["by_group"]["en"]
+        {'count': 1, 'table': None, 'reason': '1 clip(s); per-group statistics need at least 3'}
+        >>> list(t["by_group"])
+        ['en', 'unknown', 'zh']
+    """
+    if isinstance(min_clips, bool) or not isinstance(min_clips, numbers.Integral) or min_clips < 1:
+        raise ValueError(f"min_clips={min_clips!r} must be a number of clips (>= 1)")
+    overall = alignment_table(predictions, references, dimensions, **options)
+    labels = np.array(_group_labels(groups, len(predictions)), dtype=object)
+    by_group: dict[str, dict[str, Any]] = {}
+    for label in sorted(set(labels)):
+        index = np.flatnonzero(labels == label)
+        if index.size < min_clips:
+            reason = f"{index.size} clip(s); per-group statistics need at least {min_clips}"
+            by_group[label] = {"count": int(index.size), "table": None, "reason": reason}
+            continue
+        table = alignment_table(
+            _take(predictions, index),
+            _take_references(references, index),
+            dimensions,
+            **options,
+        )
+        by_group[label] = {"count": int(index.size), "table": table, "reason": None}
+    return {"overall": overall, "by_group": by_group}
 
 
 # ----------------------------------------------------------------------------------------

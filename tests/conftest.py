@@ -12,9 +12,10 @@ import soundfile as sf
 
 from speech_drame.demo.real_speech import POCKETSPHINX_DIR
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
 REPO = Path(__file__).resolve().parents[1]
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# the multilingual Whisper weights are assembled here (as `make` does), not under ~/.cache
+os.environ.setdefault("SPEECH_DRAME_MODELS", str(REPO / ".cache" / "models"))
 OFFICIAL_SAMPLES = REPO / "official_samples"  # the repository's copy (see its SOURCE.md)
 DEMO_DATASET = REPO / "speech-drame"
 DEMO_RELEASE = REPO / "build" / "demo_release"

@@ -281,7 +281,7 @@ def test_whisper_encoder_frames_cover_the_clip_and_match_the_asr_embedding():
 
     audio = load_audio(LIBRIVOX / "sense_and_sensibility_01_austen_64kb-0880.wav")
     frames = encoder_frames(audio)
-    assert frames.shape == ((len(audio.samples) // 160 + 1) // 2, 384)  # 20 ms per state
+    assert frames.shape == ((len(audio.samples) // 160 + 1) // 2, 512)  # 20 ms per state
     np.testing.assert_allclose(frames.mean(0), transcribe(audio).embedding, rtol=1e-4, atol=1e-5)
 
 

@@ -26,6 +26,10 @@ def test_official_samples_round_trip(official_samples_dir, official_dataset_dir)
     assert [m["wav_path"].rsplit("/", 1)[1] for m in report["missing_audio"]] == [
         "role-eval_v1_0000.wav"
     ]
+    # archetype ids carry "_zh_"; the realism sample is told by its English transcript
+    assert report["languages"] == {"archetype": {"test": {"zh": 2}}, "realism": {"test": {"en": 1}}}
+    card = (official_dataset_dir / "README.md").read_text()
+    assert "| archetype | test | 2 |" in card and "| zh: 2 |" in card
 
     for config in ("archetype", "realism"):
         raw = [
@@ -40,6 +44,7 @@ def test_official_samples_round_trip(official_samples_dir, official_dataset_dir)
                 if key != "annotations":
                     assert row[key] == value, key
             assert row["annotations"] == source["annotations"]  # no N/A in these samples
+            assert row["language"] == ("zh" if config == "archetype" else "en")
             samples, sr = decode(row["audio"])
             assert sr == 16_000 and samples.shape[0] == 1
             assert samples.shape[1] / sr == pytest.approx(row["duration_s"], abs=0.01)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from pathlib import Path
 
@@ -13,9 +14,17 @@ from speech_drame.audio import load_audio
 from speech_drame.demo import degrade as dg
 from speech_drame.demo import raters
 from speech_drame.demo.delivery import PRESETS, WorldAnalysis, as_recorded, rms_dbfs
+from speech_drame.demo.pinyin import to_pinyin
 from speech_drame.demo.plan import plan_release
 from speech_drame.demo.real_speech import find_real_clips, load_real_clip
+from speech_drame.demo.scenarios_zh import (
+    ZH_ARCHETYPE_SCENARIOS,
+    ZH_BORDERLINE_LINES,
+    ZH_CHARACTERS,
+    ZH_IRRELEVANT_LINES,
+)
 from speech_drame.demo.tts import synthesize
+from speech_drame.languages import language_from_script, language_hint
 from speech_drame.schema import DATA_DIRS, NOT_APPLICABLE, SPLITS, dimensions, validate_record
 
 LIMIT = 10
@@ -106,6 +115,29 @@ def test_manifest_describes_every_clip_and_test_real_is_real_speech(release):
                     assert clip["real_speech"] == (split == "test_real")
     readme = (release / "README.md").read_text(encoding="utf-8")
     assert "synthetic proxy labels" in readme
+    assert "cmn-latn-pinyin" in readme and "pinyin" in readme
+    assert re.search(r"Mandarin makes \d+% of the archetype clips", readme)
+
+
+def _context_text(record: dict) -> str:
+    if "question" in record:
+        return record["question"]
+    return " ".join(record[k] for k in ("local_scene", "char_profile", "transcript"))
+
+
+@pytest.mark.slow
+def test_ids_and_manifest_carry_the_language_of_the_context(release):
+    clips = _manifest(release)
+    seen = set()
+    for config in DATA_DIRS:
+        for split in SPLITS[config]:
+            for record in _records(release, config, split):
+                language = language_from_script(_context_text(record))
+                assert language_hint(record["id"]) == language == clips[record["id"]]["language"]
+                seen.add(language)
+                if split == "test_real":
+                    assert language == "en"
+    assert seen == {"zh", "en"}
 
 
 @pytest.mark.slow
@@ -149,6 +181,54 @@ def test_a_limited_plan_is_a_subset_of_the_full_plan(official_samples_dir):
         )  # fmt: skip
     with pytest.raises(ValueError, match="limit"):
         plan_release(3, clips, limit=0)
+
+
+def test_language_shares_follow_evalbench(official_samples_dir):
+    plans = plan_release(0, find_real_clips(official_samples_dir))
+    for config, zh_share in (("archetype", 0.5), ("realism", 0.64)):
+        tts = [p for p in plans if p.config == config and not p.is_real]
+        assert np.mean([p.language == "zh" for p in tts]) == pytest.approx(zh_share, abs=0.04)
+        for split in ("train", "test"):
+            in_split = [p for p in tts if p.split == split]
+            assert np.mean([p.language == "zh" for p in in_split]) == pytest.approx(
+                zh_share, abs=0.12
+            )
+    assert all(p.language == "en" for p in plans if p.is_real)
+    assert 700 <= len(plans) <= 900  # about the size of the English-only release (766)
+    for plan in plans:
+        context = plan.context.get("question") or plan.context["local_scene"]
+        assert language_hint(plan.record_id) == language_from_script(context) == plan.language
+        if not plan.is_real:
+            assert language_from_script(plan.source.text) == plan.language
+
+
+def test_mandarin_texts_are_chinese_and_stay_in_mandarin():
+    texts = [*ZH_BORDERLINE_LINES, *ZH_IRRELEVANT_LINES]
+    for scenario in ZH_ARCHETYPE_SCENARIOS:
+        texts += [scenario.question, *scenario.on_role, scenario.off_role]
+        assert scenario.question.endswith("你说：") and scenario.language == "zh"
+    for character in ZH_CHARACTERS.values():
+        texts += [character.profile, character.style, character.scene.text, *character.transcripts]
+        texts += [scene.text for scene in character.negative_scenes]
+        assert character.language == "zh"
+        assert all(ZH_CHARACTERS[key].language == "zh" for key in character.profile_swaps)
+    for text in texts:
+        assert language_from_script(text) == "zh", text
+        to_pinyin(text)  # every line can be spoken
+
+
+def test_pinyin_has_tone_digits_sandhi_and_pauses():
+    assert to_pinyin("你好，我们一起走吧！") == "ni2 hao3, wo3 men5 yi4 qi3 zou3 ba5!"
+    assert to_pinyin("“绿色的？”他说：“不是。”") == "lv4 se4 de5? ta1 shuo1, bu2 shi4."
+    with pytest.raises(ValueError, match="'3'.*三个苹果"):
+        to_pinyin("我要3个苹果。三个苹果")
+
+
+def test_a_mandarin_rendering_is_speech_of_plausible_length():
+    text = "下面播报天气预报：明天北方地区有小雨。"
+    samples, sr = synthesize("espeak:cmn-latn-pinyin+Annie", text)
+    assert rms_dbfs(samples) > -45
+    assert 0.15 < len(samples) / sr / len(text) < 0.4  # seconds per character
 
 
 def test_refuses_to_overwrite_a_folder_that_is_not_a_demo_release(tmp_path):
@@ -287,6 +367,17 @@ def test_simulated_annotators_follow_the_construction_parameters():
     )
     assert (raters.realism_latent(flat)[0]["pitch_variation"]
             < raters.realism_latent(neutral)[0]["pitch_variation"] - 1)  # fmt: skip
+
+
+def test_mandarin_clips_get_chinese_comments():
+    facts = _archetype_facts("espeak:cmn-latn-pinyin+Annie", dg.Degradation("noise", 3, "white"),
+                             language="zh")  # fmt: skip
+    pool = raters.rater_pool(np.random.default_rng(1))
+    comments = []
+    for i in range(20):
+        ann, _, _ = raters.archetype_annotations(facts, pool, np.random.default_rng(i))
+        comments += [c for c in ann["audio_quality_comment"] if c]
+    assert comments and all(language_from_script(c) == "zh" for c in comments)
 
 
 def test_short_clips_mostly_fail_content_pass():

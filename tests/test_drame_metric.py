@@ -83,6 +83,37 @@ def test_add_batch_accumulates(drame):
     same(drame.compute(dimensions=dims), M.alignment_table(preds, refs, dims))
 
 
+def test_groups_add_by_group_beside_the_unchanged_totals(drame):
+    preds, refs, dims = sample_inputs(4)
+    groups = ["zh" if i % 3 else "en" for i in range(len(preds))]
+    groups[5] = None
+    for start in range(0, len(preds), 9):
+        drame.add_batch(predictions=preds[start : start + 9], references=refs[start : start + 9])
+    got = drame.compute(dimensions=dims, groups=groups, label_policy="skip")
+    by_group = got.pop("by_group")
+    same(got, M.alignment_table(preds, refs, dims, label_policy="skip"))
+    assert list(by_group) == ["en", "unknown", "zh"]
+    assert by_group["unknown"]["table"] is None and by_group["unknown"]["count"] == 1
+    for label in ("en", "zh"):
+        rows = [i for i, g in enumerate(groups) if g == label]
+        assert by_group[label]["count"] == len(rows)
+        table = by_group[label]["table"]
+        same(
+            table,
+            M.alignment_table(
+                [preds[i] for i in rows], [refs[i] for i in rows], dims, label_policy="skip"
+            ),
+        )
+        x = [preds[i][1] for i in rows]
+        y = [mean_rating(refs[i][1], "skip") for i in rows]
+        assert table["human_likeness_pearson"] == pytest.approx(
+            stats.pearsonr(x, y).statistic, abs=1e-12
+        )
+    assert "by_group" not in drame.compute(predictions=preds, references=refs, dimensions=dims)
+    with pytest.raises(ValueError, match="groups has 2"):
+        drame.compute(predictions=preds, references=refs, dimensions=dims, groups=["zh", "en"])
+
+
 def test_flat_references_and_options_pass_through(drame):
     rng = np.random.default_rng(2)
     n = 80

@@ -104,14 +104,16 @@ def test_asr_transcribes_librivox_with_low_cer(librivox: dict[str, Audio]) -> No
         errors, chars = errors + e, chars + len(refs[name])
         if audio.seconds > 6:  # the longest clips, each on its own
             assert e / len(refs[name]) < 0.1, (name, hyp)
-    assert errors / chars < 0.1
+    assert errors / chars < 0.05  # measured 0.011 (Whisper tiny.en: 0.028)
 
 
 def test_asr_outputs_are_well_formed(librivox: dict[str, Audio]) -> None:
     audio = next(iter(librivox.values()))
     out = asr.transcribe(audio)
-    assert len(out.embedding) == 384 and np.isfinite(out.embedding).all()
+    assert len(out.embedding) == asr.EMBEDDING_DIM == 512 and np.isfinite(out.embedding).all()
     assert out.n_words > 5 and out.n_tokens >= out.n_words
+    assert (out.language, out.detected_language) == ("en", "en")
+    assert out.language_probability > 0.99 and 0.0 < out.detected_probability <= 1.0
     assert -2.0 < out.avg_logprob <= 0.0 and 0.0 <= out.no_speech_prob < 0.5
     assert asr.transcribe(audio) == out  # deterministic
 
@@ -309,17 +311,29 @@ def test_harvest_takes_over_when_dio_finds_no_voicing(librivox: dict[str, Audio]
 # --- text ------------------------------------------------------------------------------
 
 
-def test_context_similarity_ranks_the_related_context_higher() -> None:
-    sims = text.context_similarities(
-        ["Hoist the sails, you scurvy dogs, the storm is upon us!"],
-        [
-            {
-                "related": "A pirate captain commands his crew",
-                "unrelated": "A tax accountant's invoice",
-            }
-        ],
-    )[0]
-    assert sims["related"] > sims["unrelated"] + 0.1
+def test_context_similarity_ranks_the_related_context_higher(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    contexts = {
+        "related": "A pirate captain commands his crew",
+        "unrelated": "A tax accountant's invoice",
+        "related_zh": "一位海盗船长正在指挥他的船员",
+        "unrelated_zh": "一位税务会计师的发票",
+    }
+    english = "Hoist the sails, you scurvy dogs, the storm is upon us!"
+    mandarin = "扬帆起航，你们这些懒狗，暴风雨要来了！"
+    cache = FeatureCache(tmp_path)
+    sims = text.context_similarities([english, mandarin], [contexts, contexts], cache)
+    for row in sims:  # English, Mandarin and cross-lingual pairs share one space
+        assert row["related"] > row["unrelated"] + 0.1
+        assert row["related_zh"] > row["unrelated_zh"] + 0.1
+    pair = text.embed_texts(["你那天晚上在哪里？别骗我。", "Where were you that night? Don't lie."])
+    assert pair.shape == (2, text.EMBEDDING_DIM) and pair[0] @ pair[1] > 0.6
+    np.testing.assert_allclose(np.linalg.norm(pair, axis=1), 1.0, atol=1e-5)
+    assert text.embed_texts([]).shape == (0, text.EMBEDDING_DIM)
+    monkeypatch.setattr(text, "_model", lambda: pytest.fail("cached texts must not be embedded"))
+    again = text.context_similarities([mandarin], [contexts], cache)[0]
+    assert again == pytest.approx(sims[1])
     with pytest.raises(ValueError, match="empty"):
         text.context_similarities([""], [{"q": "question"}])
 

@@ -14,13 +14,14 @@ from scipy.signal import get_window, stft
 from speech_drame.audio import Audio, AudioError, load_audio
 from speech_drame.features.spectral import mel_filterbank
 from speech_drame.protocols.isdrama.alignment import dtw_path
-from speech_drame.protocols.isdrama.character_error_rate import (
-    character_error_rate,
-    edit_distance,
-)
 from speech_drame.protocols.isdrama.f0_frame_error import f0_frame_error
 from speech_drame.protocols.isdrama.manifest import read_manifest
-from speech_drame.protocols.isdrama.protocol import compare_f0, score_dramas, score_sentences
+from speech_drame.protocols.isdrama.protocol import (
+    Recogniser,
+    compare_f0,
+    score_dramas,
+    score_sentences,
+)
 from speech_drame.protocols.isdrama.spatial import (
     binaural_channels,
     delay_to_azimuth,
@@ -161,28 +162,6 @@ def test_ffe_zero_for_identical_and_hand_computed_case():
         f0_frame_error(ref, -gen)
 
 
-def _levenshtein(a: str, b: str) -> int:
-    """Textbook dynamic programme, the reference for the vectorised version."""
-    row = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        prev, row[0] = row[:], i
-        for j, cb in enumerate(b, 1):
-            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (ca != cb))
-    return row[-1]
-
-
-def test_cer_matches_textbook_edit_distance_and_normalises():
-    rng = np.random.default_rng(2)
-    for _ in range(200):
-        a = "".join(rng.choice(list("abcd"), rng.integers(0, 15)))
-        b = "".join(rng.choice(list("abcd"), rng.integers(0, 15)))
-        assert edit_distance(a, b) == _levenshtein(a, b)
-    assert character_error_rate("Hello, World!", "hello world") == 0.0
-    assert character_error_rate("你好，世界。", "你好世") == pytest.approx(1 / 4)
-    with pytest.raises(ValueError, match="no characters after normalisation"):
-        character_error_rate("?!", "x")
-
-
 class TinySpatialNet(torch.nn.Module):
     """A tiny random stand-in for SPATIAL-AST: waveform (batch, 2, n) -> (angle, distance)."""
 
@@ -285,7 +264,7 @@ def test_drama_protocol_scores_and_refuses_bad_inputs(tmp_path, drama_files):
 def test_single_protocol_refuses_dramas_and_long_audio(tmp_path, drama_files):
     f = drama_files
     models = {
-        "transcribe": lambda audio: pytest.fail("must refuse before transcribing"),
+        "asr": Recogniser("none", ("en",), lambda audio: pytest.fail("must refuse before ASR")),
         "embed_speaker": lambda audio: pytest.fail("must refuse before embedding"),
         "track_f0": lambda audio: pytest.fail("must refuse before F0 tracking"),
     }
@@ -302,6 +281,42 @@ def test_single_protocol_refuses_dramas_and_long_audio(tmp_path, drama_files):
     }
     with pytest.raises(ValueError, match=r"lasts 31\.0 s, over the 30 s sentence limit"):
         score_sentences(read_manifest(_manifest(tmp_path, [long])), **models)
+
+
+def _sentence_models(asr):
+    return {
+        "asr": asr,
+        "embed_speaker": lambda audio: np.array([1.0, 0.0]),
+        "track_f0": lambda audio: np.full(50, 200.0),
+    }
+
+
+def test_single_protocol_reports_the_asr_and_its_language(tmp_path):
+    _write(tmp_path / "line.wav", tone(0.5, sr=16_000), sr=16_000)
+    item = {"type": "sentence", "generated": "line.wav", "reference": "line.wav",
+            "prompt": "line.wav"}  # fmt: skip
+    rows = [{**item, "id": "zh", "text": "你好，世界！"}, {**item, "id": "en", "text": "Hello!"}]
+    heard = {"你好，世界！": ("你好世", "zh"), "Hello!": ("hello", "en")}
+    texts = iter(heard.values())
+    asr = Recogniser("whisper-test", ("zh", "en"), lambda audio: next(texts))
+    result = score_sentences(read_manifest(_manifest(tmp_path, rows)), **_sentence_models(asr))
+    assert result.settings["asr_model"] == "whisper-test"
+    zh, en = result.rows
+    assert (zh["language"], zh["asr_language"], zh["transcript"]) == ("zh", "zh", "你好世")
+    assert zh["cer"] == pytest.approx(1 / 4) and en["cer"] == 0.0
+    assert en["language"] == en["asr_language"] == "en"
+
+
+def test_single_protocol_refuses_mandarin_for_an_english_only_asr(tmp_path, capsys):
+    item = {"id": "zh-1", "type": "sentence", "generated": "g.wav", "reference": "r.wav",
+            "prompt": "p.wav", "text": "我们明天见。"}  # fmt: skip
+    english = Recogniser("pocketsphinx-en", ("en",), lambda audio: pytest.fail("no ASR"))
+    with pytest.raises(ValueError, match=r"id=zh-1\): text '我们明天见。' is Mandarin but the "
+                       r"ASR pocketsphinx-en transcribes only en"):  # fmt: skip
+        score_sentences(read_manifest(_manifest(tmp_path, [item])), **_sentence_models(english))
+    argv = ["isdrama", "single", str(_manifest(tmp_path, [item])), "--out", str(tmp_path)]
+    assert main([*argv, "--asr", "pocketsphinx"]) == 2
+    assert "is Mandarin but the ASR pocketsphinx" in capsys.readouterr().err
 
 
 def test_manifest_csv_and_jsonl_agree_and_errors_name_the_line(tmp_path):
@@ -376,7 +391,7 @@ def test_cli_drama_writes_json_and_csv(tmp_path, drama_files, capsys):
 
 @pytest.mark.slow
 def test_cli_single_on_librivox_speech(tmp_path, capsys):
-    """Real speech through the wired models: Whisper tiny.en, resemblyzer, pyworld."""
+    """Real speech through the wired models: multilingual Whisper, resemblyzer, pyworld."""
     if not (LIBRIVOX / "transcription").is_file():
         pytest.fail(f"{LIBRIVOX} is missing: apt-get install pocketsphinx-testdata (make setup)")
     scripts = {}
@@ -400,7 +415,9 @@ def test_cli_single_on_librivox_speech(tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["isdrama", "single", str(_manifest(tmp_path, rows)), "--out", str(out)]) == 0
     report = json.loads((out / "isdrama_single.json").read_text())
+    assert report["settings"]["asr_model"].startswith("whisper")
     good, reversed_, other = report["rows"]
+    assert good["language"] == "en" and good["asr_language"] == "en"
     assert good["cer"] < 0.1, good["transcript"]
     assert good["ffe"] < 0.1 and reversed_["ffe"] > 2 * good["ffe"] and reversed_["cer"] > 0.5
     assert good["sim"] > other["sim"] + 0.1
@@ -411,7 +428,9 @@ def test_cli_single_on_librivox_speech(tmp_path, capsys):
     light = tmp_path / "light"
     argv = ["isdrama", "single", str(_manifest(tmp_path, rows)), "--out", str(light)]
     assert main([*argv, "--asr", "pocketsphinx"]) == 0
-    light_rows = json.loads((light / "isdrama_single.json").read_text())["rows"]
+    light_report = json.loads((light / "isdrama_single.json").read_text())
+    assert light_report["settings"]["asr_model"].startswith("pocketsphinx")
+    light_rows = light_report["rows"]
     assert light_rows[0]["transcript"] != good["transcript"]  # another recogniser ran
     assert light_rows[0]["cer"] < 0.5 < light_rows[1]["cer"]
 

@@ -134,6 +134,102 @@ def test_table_matches_scipy_and_sklearn_per_dimension(realism_case):
     assert table["notes"] == {}
 
 
+def same_table(a: dict, b: dict) -> None:
+    assert a.keys() == b.keys()
+    for key, value in a.items():
+        if isinstance(value, float) and math.isnan(value):
+            assert math.isnan(b[key]), key
+        else:
+            assert value == b[key], key
+
+
+def test_grouped_alignment_is_the_table_of_each_subset(realism_case):
+    dims, preds, refs, means, per_sample = realism_case
+    rng = np.random.default_rng(11)
+    groups = rng.choice(["zh", "en", None], size=len(per_sample), p=[0.5, 0.4, 0.1]).tolist()
+    groups[:2] = ["fr", "fr"]  # too few for statistics
+    out = M.grouped_alignment(preds, per_sample, dims, groups, label_policy="skip")
+    assert out["overall"] == M.alignment_table(preds, per_sample, dims, label_policy="skip")
+    assert list(out["by_group"]) == ["en", "fr", "unknown", "zh"]
+    assert out["by_group"]["fr"] == {
+        "count": 2,
+        "table": None,
+        "reason": "2 clip(s); per-group statistics need at least 3",
+    }
+    for label in ("en", "unknown", "zh"):
+        rows = [i for i, g in enumerate(groups) if (g or "unknown") == label]
+        entry = out["by_group"][label]
+        assert entry["count"] == len(rows) and entry["reason"] is None
+        by_hand = M.alignment_table(
+            preds[rows], [per_sample[i] for i in rows], dims, label_policy="skip"
+        )
+        same_table(entry["table"], by_hand)
+    assert sum(e["count"] for e in out["by_group"].values()) == len(per_sample)
+    zh = [i for i, g in enumerate(groups) if g == "zh"]
+    keep = ~np.isnan(means[zh, 0])
+    x, y = preds[zh, 0][keep], means[zh, 0][keep]
+    table = out["by_group"]["zh"]["table"]
+    assert table[f"{dims[0]}_pearson"] == pytest.approx(stats.pearsonr(x, y).statistic, abs=1e-12)
+    assert table[f"{dims[0]}_spearman"] == pytest.approx(stats.spearmanr(x, y).statistic, abs=1e-12)
+    assert table[f"{dims[0]}_count"] == keep.sum()
+
+
+def test_grouped_alignment_same_groups_from_every_reference_form(realism_case):
+    dims, preds, refs, means, per_sample = realism_case
+    groups = ["zh" if i % 3 else "en" for i in range(len(per_sample))]
+    from_lists = M.grouped_alignment(preds.tolist(), per_sample, dims, groups, label_policy="skip")
+    from_means = M.grouped_alignment(preds, means, dims, groups)
+    rows = [{d: refs[j][i] for j, d in enumerate(dims)} for i in range(len(per_sample))]
+    matrices = M.annotator_matrices(rows, dims, label_policy="skip")
+    from_rows = M.grouped_alignment(preds, matrices, dims, groups, label_policy="skip")
+    for label in ("en", "zh"):
+        expected = from_lists["by_group"][label]["table"]
+        for other in (from_means, from_rows):
+            for d in dims:
+                assert other["by_group"][label]["table"][f"{d}_pearson"] == pytest.approx(
+                    expected[f"{d}_pearson"], abs=1e-12
+                )
+        assert (
+            from_rows["by_group"][label]["table"][f"{dims[0]}_null_ratings"]
+            == expected[f"{dims[0]}_null_ratings"]
+        )
+    filled = M.annotator_matrices(rows, dims)  # the paper's policy already applied
+    with pytest.raises(ValueError, match="cannot be counted per group"):
+        M.grouped_alignment(preds, filled, dims, groups)
+
+
+def test_grouped_alignment_content_pass_and_bootstrap_per_group():
+    rng = np.random.default_rng(5)
+    n = 90
+    votes = [[int(v) for v in rng.integers(0, 2, 3)] for _ in range(n)]
+    prob = rng.uniform(0, 1, n)
+    groups = ["en"] * 40 + ["zh"] * 50
+    out = M.grouped_alignment(
+        prob[:, None], [[v] for v in votes], ["content_pass"], groups, bootstrap=50, seed=1
+    )
+    zh = slice(40, None)
+    truth = np.array([int(sum(v) >= 2) for v in votes])[zh]
+    table = out["by_group"]["zh"]["table"]
+    assert table["content_pass_accuracy"] == pytest.approx(
+        skm.accuracy_score(truth, prob[zh] >= 0.5)
+    )
+    assert table["content_pass_roc_auc"] == pytest.approx(skm.roc_auc_score(truth, prob[zh]))
+    assert table["bootstrap"] == 50 and "content_pass_accuracy_ci" in table
+
+
+def test_grouped_alignment_rejects_bad_groups():
+    preds, refs, dims = [[3.0], [4.0], [2.0]], [[3], [4], [2]], ["audio_quality"]
+    with pytest.raises(ValueError, match="3 samples but groups has 2"):
+        M.grouped_alignment(preds, refs, dims, ["zh", "en"])
+    with pytest.raises(ValueError, match=r"groups\[1\].*got 7"):
+        M.grouped_alignment(preds, refs, dims, ["zh", 7, "en"])
+    with pytest.raises(ValueError, match="min_clips=0"):
+        M.grouped_alignment(preds, refs, dims, ["zh"] * 3, min_clips=0)
+    one = M.grouped_alignment(preds, refs, dims, [None] * 3)
+    assert list(one["by_group"]) == ["unknown"]
+    assert one["by_group"]["unknown"]["table"]["audio_quality_pearson"] == pytest.approx(1.0)
+
+
 def test_large_table_on_threads_matches_scipy_and_the_serial_run():
     # 30,000 x 11 values is above the threshold for running dimensions on threads
     rng = np.random.default_rng(7)

@@ -621,3 +621,115 @@ def test_the_leaderboard_counts_every_scenario_or_only_common_ones(monkeypatch, 
     assert whole["dimensions"]["audio_quality"]["mean"] == pytest.approx(want)
     assert whole["content_pass"]["mean"] == 1.0
     assert whole["coverage"]["scored"] == 4  # coverage is still of the whole set
+
+
+# --- languages: identified by the scorer, hinted by the scenario -----------------------------
+
+
+def test_per_language_statistics_and_mismatches_beside_the_totals(tmp_path) -> None:
+    mandarin = "你是一位说书人。你说："
+    contexts = {"250814_zh_a": QUESTION, "b": mandarin, "c": QUESTION, "d": QUESTION,
+                "e": QUESTION}  # fmt: skip
+    scenario_set = scenarios.ScenarioSet("archetype", tuple(
+        scenarios.Scenario(sid, "archetype", {"question": q}) for sid, q in contexts.items()
+    ))  # fmt: skip
+    assert [s.language_hint for s in scenario_set.scenarios] == ["zh", "zh", "en", "en", "en"]
+    plan = run.Plan([run.WorkItem("a", s, tmp_path / f"{s.id}.wav", "h")
+                     for s in scenario_set.scenarios], {"a": []})  # fmt: skip
+    # measured: zh (as hinted), en (hint zh: a mismatch), en, other (mismatch), and a row
+    # written before rows carried a language (read as unknown, never a mismatch)
+    measured = {"250814_zh_a": "zh", "b": "en", "c": "en", "d": "other", "e": None}
+    score = {"250814_zh_a": 4.0, "b": 2.0, "c": 3.0, "d": 5.0, "e": 1.0}
+    rows = []
+    for it in plan.items:
+        sid = it.scenario.id
+        row = {"system": "a", "scenario": sid, "scorer": "x", "sha256": "h",
+               "context": it.scenario.context_hash, "scores": {"audio_quality": score[sid]},
+               "content_pass": 0.9 if sid in ("b", "d") else 0.2}  # fmt: skip
+        if measured[sid]:
+            row.update(language=measured[sid], language_probability=0.9)
+        rows.append(row)
+    table = report.system_table(rows, scenario_set, plan, "x", n_resamples=50)
+    entry = table["a"]
+    assert entry["dimensions"]["audio_quality"]["mean"] == pytest.approx(3.0)  # totals unchanged
+    langs = entry["languages"]
+    assert list(langs) == ["en", "other", "unknown", "zh"]
+    assert {k: v["n_units"] for k, v in langs.items()} == {"en": 2, "other": 1, "unknown": 1,
+                                                           "zh": 1}  # fmt: skip
+    assert langs["en"]["dimensions"]["audio_quality"]["mean"] == pytest.approx(np.mean([2.0, 3.0]))
+    assert langs["en"]["average"]["mean"] == pytest.approx(2.5)
+    assert langs["en"]["content_pass"]["mean"] == pytest.approx(0.5)
+    assert langs["zh"]["content_pass"]["mean"] == 0.0
+    assert entry["language_mismatches"] == [
+        {"scenario": "b", "hint": "zh", "language": "en"},
+        {"scenario": "d", "hint": "en", "language": "other"},
+    ]
+    paths = report.write_reports(table, tmp_path / "run", plots=False)
+    doc = json.loads(paths["json"].read_text())
+    assert doc["language_mismatches"] == 2
+    assert doc["systems"]["a"]["languages"]["zh"]["n_units"] == 1
+    markdown = paths["markdown"].read_text()
+    assert "| a | en (English) | 2 | 50.0% [" in markdown
+    assert "Language mismatches (2):" in markdown
+    assert "- a: b: the scenario hints zh, the response was identified as en" in markdown
+
+    for row in rows:  # a scorer without ASR: every response unknown, no section
+        row.pop("language", None)
+    table = report.system_table(rows, scenario_set, plan, "x", n_resamples=0)
+    assert list(table["a"]["languages"]) == ["unknown"]
+    assert table["a"]["language_mismatches"] == []
+    assert "Per language" not in report.to_markdown(table)
+
+
+class SpeakingScorer(FakeScorer):
+    """A FakeScorer whose ASR identifies the language named in the file's bytes."""
+
+    def score(self, clips, *, progress: bool = False):
+        out = super().score(clips, progress=progress)
+        for clip, result in zip(clips, out, strict=True):
+            data = Path(clip.audio).read_bytes()
+            result.language = "zh" if b"zh" in data else "en"
+            result.language_probability = 0.8
+        return out
+
+
+def test_bench_records_the_identified_language_and_reports_mismatches(
+    monkeypatch, tmp_path, capsys
+) -> None:
+    ids = {"x_zh_1": QUESTION, "x_en_2": QUESTION, "x_en_3": QUESTION}
+    files = {"x_zh_1": b"pass zh", "x_en_2": b"pass zh", "x_en_3": b"pass en"}
+    _fake_setup(tmp_path, {"s": files}, ids)
+    assert _fake_bench(monkeypatch, SpeakingScorer(), tmp_path) == 0
+    assert "1 response(s) identified as another language" in capsys.readouterr().err
+    rows = read_rows(tmp_path / "run" / "results.jsonl")
+    assert {r["scenario"]: r["language"] for r in rows} == {"x_zh_1": "zh", "x_en_2": "zh",
+                                                            "x_en_3": "en"}  # fmt: skip
+    doc = json.loads((tmp_path / "run" / "leaderboard.json").read_text())
+    assert doc["systems"]["s"]["language_mismatches"] == [
+        {"scenario": "x_en_2", "hint": "en", "language": "zh"}
+    ]
+    assert {k: v["n_units"] for k, v in doc["systems"]["s"]["languages"].items()} == {
+        "en": 1, "zh": 2
+    }  # fmt: skip
+
+
+def test_a_dialogue_whose_turns_differ_in_language_is_mixed(tmp_path) -> None:
+    ctx = {"profile": PROFILE, "scene": SCENE, "traits": PROFILE}
+    turns = [("t1", "d1", 0), ("t2", "d1", 1), ("t3", "d2", 0), ("t4", "d2", 1)]
+    scenario_set = scenarios.ScenarioSet("realism", tuple(
+        scenarios.Scenario(sid, "realism", ctx, dialogue=d, turn=t) for sid, d, t in turns
+    ), multi_turn=True)  # fmt: skip
+    plan = run.Plan([run.WorkItem("a", s, tmp_path / f"{s.id}.wav", "h")
+                     for s in scenario_set.scenarios], {"a": []})  # fmt: skip
+    language = {"t1": "en", "t2": "en", "t3": "en", "t4": "zh"}
+    score = {"t1": 2.0, "t2": 4.0, "t3": 1.0, "t4": 5.0}
+    rows = [{"system": "a", "scenario": it.scenario.id, "scorer": "x", "sha256": "h",
+             "context": it.scenario.context_hash, "language": language[it.scenario.id],
+             "scores": {"pitch_variation": score[it.scenario.id]}}
+            for it in plan.items]  # fmt: skip
+    entry = report.system_table(rows, scenario_set, plan, "x", n_resamples=20)["a"]
+    assert {k: v["n_units"] for k, v in entry["languages"].items()} == {"en": 1, "mixed": 1}
+    want = aggregate_turns([{"pitch_variation": 2.0}, {"pitch_variation": 4.0}], "mean")
+    assert entry["languages"]["en"]["average"]["mean"] == pytest.approx(want["pitch_variation"])
+    # the English context hints en: the Mandarin turn is a mismatch
+    assert entry["language_mismatches"] == [{"scenario": "t4", "hint": "en", "language": "zh"}]

@@ -8,7 +8,12 @@ import datasets
 import evaluate
 
 from speech_drame.labels import DEFAULT_LABEL_POLICY
-from speech_drame.metrics import alignment_table, booleans_as_numbers, check_boolean_positions
+from speech_drame.metrics import (
+    alignment_table,
+    booleans_as_numbers,
+    check_boolean_positions,
+    grouped_alignment,
+)
 from speech_drame.schema import ARCHETYPE_DIMENSIONS, CONTENT_PASS, REALISM_DIMENSIONS
 
 _CITATION = """\
@@ -51,6 +56,8 @@ Args:
         1..5 dimension counts as. `"paper"`: 1, as the Speech-DRAME paper and its official code
         count gated "N/A" ratings and the quality ratings of an annotator who failed the clip
         on Content Pass; `"skip"`: left out. Either way `{dim}_null_ratings` counts them.
+    groups (`list` of `str`, optional): one label per sample, e.g. its language (`"zh"`,
+        `"en"`; `None` is grouped as `"unknown"`), to report every group beside the totals.
 
 Returns:
     `{dim}_pearson` for every scored dimension, `avg_pearson`, `content_pass_accuracy` (the
@@ -59,7 +66,9 @@ Returns:
     `content_pass_f1`, `content_pass_roc_auc` (probabilities only), `content_pass_count`,
     `content_pass_missing`, `content_pass_ties`; with `bootstrap`, `{statistic}_ci` = [low, high]
     for every statistic but Kendall tau; `label_policy` and `label_policy_rule`: the policy
-    applied; `notes`: why a statistic is NaN (e.g. a constant input).
+    applied; `notes`: why a statistic is NaN (e.g. a constant input). With `groups`, also
+    `by_group`: label -> `{"count": samples, "table": the same keys over the group's samples,
+    "reason": None}`; a group of fewer than 3 samples has `"table": None` and the reason.
 
 Examples:
     >>> import evaluate
@@ -101,6 +110,19 @@ Examples:
     ... )
     >>> result["content_pass_accuracy"], round(result["audio_quality_pearson"], 3)
     (1.0, 0.981)
+
+    Per language beside the totals (too few English samples for statistics here):
+
+    >>> result = drame.compute(
+    ...     predictions=[[4.2], [2.1], [3.0], [4.8]],
+    ...     references=[[[4, 5, 4]], [[2, 2, 3]], [[3, 4, 3]], [[5, 5, 4]]],
+    ...     dimensions=["audio_quality"],
+    ...     groups=["zh", "zh", "zh", "en"],
+    ... )
+    >>> round(result["by_group"]["zh"]["table"]["audio_quality_pearson"], 3)
+    0.997
+    >>> result["by_group"]["en"]
+    {'count': 1, 'table': None, 'reason': '1 clip(s); per-group statistics need at least 3'}
 """
 
 _DEFAULT_DIMENSIONS = {
@@ -164,6 +186,7 @@ class DrameMetric(evaluate.Metric):
         seed=None,
         confidence=0.95,
         label_policy=DEFAULT_LABEL_POLICY,
+        groups=None,
     ):
         if dimensions is None:
             if self.config_name not in _DEFAULT_DIMENSIONS:
@@ -176,13 +199,14 @@ class DrameMetric(evaluate.Metric):
         self._boolean_positions = {"predictions": set(), "references": set()}
         for name, found in positions.items():
             check_boolean_positions(frozenset(found), dimensions, name)
-        return alignment_table(
-            predictions,
-            references,
-            dimensions,
-            emotion_gating=emotion_gating,
-            bootstrap=bootstrap,
-            seed=seed,
-            confidence=confidence,
-            label_policy=label_policy,
-        )
+        options = {
+            "emotion_gating": emotion_gating,
+            "bootstrap": bootstrap,
+            "seed": seed,
+            "confidence": confidence,
+            "label_policy": label_policy,
+        }
+        if groups is None:
+            return alignment_table(predictions, references, dimensions, **options)
+        grouped = grouped_alignment(predictions, references, dimensions, groups, **options)
+        return {**grouped["overall"], "by_group": grouped["by_group"]}

@@ -186,8 +186,8 @@ def register(subparsers) -> None:
     train.add_argument("--out", required=True, help="folder for model.safetensors + config.json")
     train.add_argument(
         "--encoder",
-        default="whisper-tiny.en",
-        help="whisper-tiny.en (offline default) or a transformers SSL model name/folder",
+        default="whisper-base",
+        help="whisper-base (offline default: the multilingual Whisper base encoder of the ASR) or a transformers SSL model name/folder",
     )
     train.add_argument("--layer", type=int, default=-1, help="hidden layer of an SSL encoder")
     train.add_argument("--test-pairs", help="pair CSV evaluated after training")

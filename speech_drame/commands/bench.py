@@ -142,6 +142,10 @@ def run(args: argparse.Namespace) -> int:
     if flagged:
         print(f"{flagged} score(s) with label mass below {args.min_label_mass}: unreliable, "
               "listed above (kept in the statistics)", file=sys.stderr)  # fmt: skip
+    mismatched = sum(len(e["language_mismatches"]) for e in table.values())
+    if mismatched:
+        print(f"{mismatched} response(s) identified as another language than their scenario "
+              "hints at: listed above", file=sys.stderr)  # fmt: skip
     problems = report.problems(table)
     if problems:
         print(

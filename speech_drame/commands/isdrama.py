@@ -6,19 +6,30 @@ import argparse
 import sys
 
 
-def _transcriber(engine: str):
-    """Whisper tiny.en (default) or the lighter PocketSphinx fallback."""
+def _recogniser(engine: str):
+    """Multilingual Whisper (default, Mandarin and English) or the English-only PocketSphinx."""
+    from ..languages import LANGUAGES
+    from ..protocols.isdrama.protocol import Recogniser
+
     if engine == "pocketsphinx":
-        from ..features.asr_pocketsphinx import transcribe_pocketsphinx
+        from ..features import asr_pocketsphinx
 
-        return transcribe_pocketsphinx
-    from ..features.asr import transcribe
+        return Recogniser(
+            asr_pocketsphinx.VERSION,
+            ("en",),
+            lambda audio: (asr_pocketsphinx.transcribe_pocketsphinx(audio), "en"),
+        )
+    from ..features import asr
 
-    return lambda audio: transcribe(audio).text
+    def transcribe(audio):
+        transcript = asr.transcribe(audio)
+        return transcript.text, transcript.language
+
+    return Recogniser(asr.VERSION, LANGUAGES, transcribe)
 
 
 def _sentence_models(asr: str) -> dict:
-    """Offline defaults: Whisper tiny.en transcripts, resemblyzer d-vectors, pyworld DIO F0."""
+    """Offline defaults: Whisper transcripts, resemblyzer d-vectors, pyworld DIO F0."""
     import numpy as np
 
     from ..features.common import samples_16k
@@ -26,7 +37,7 @@ def _sentence_models(asr: str) -> dict:
     from ..features.speaker import speaker_embedding
 
     return {
-        "transcribe": _transcriber(asr),
+        "asr": _recogniser(asr),
         "embed_speaker": lambda audio: np.asarray(speaker_embedding(audio).embedding),
         "track_f0": lambda audio: f0_contour(samples_16k(audio, "FFE")),
         "frame_period": FRAME_MS / 1000,
@@ -80,7 +91,7 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("isdrama", help=__doc__.split(": ", 1)[1])
     protocols = parser.add_subparsers(dest="protocol", required=True, metavar="PROTOCOL")
     helps = {
-        "single": "sentence items: CER (Whisper tiny.en), SIM (resemblyzer), FFE (pyworld)",
+        "single": "sentence items: CER (multilingual Whisper), SIM (resemblyzer), FFE (pyworld)",
         "drama": "concatenated binaural dramas: IPD/ILD MAE, GCC-PHAT direction, ANG/DIS cos",
     }
     for name, text in helps.items():
@@ -108,7 +119,8 @@ def register(subparsers) -> None:
                 "--asr",
                 choices=("whisper", "pocketsphinx"),
                 default="whisper",
-                help="transcripts for CER: Whisper tiny.en (default) or the lighter PocketSphinx",
+                help="transcripts for CER: multilingual Whisper (default; Mandarin and English) or "
+                "the lighter, English-only PocketSphinx",
             )
         if name == "drama":
             sub.add_argument(

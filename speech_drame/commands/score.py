@@ -29,6 +29,7 @@ def format_clip(result, min_label_mass: float = MIN_LABEL_MASS) -> str:
     """One clip as a small table: score and 1..5 distribution per dimension, after what reading
     the audio did (the 30 s cut, the peak and any scaling into [-1, 1]); for a scorer with label
     mass, its column, ``!`` marking a mass below ``min_label_mass`` (unreliable)."""
+    from speech_drame.languages import describe_language
     from speech_drame.schema import CONTENT_PASS, RUBRIC_NAMES
 
     unreliable = result.unreliable(min_label_mass)
@@ -41,6 +42,10 @@ def format_clip(result, min_label_mass: float = MIN_LABEL_MASS) -> str:
     lines = [f"{result.id}"]
     if result.audio is not None:
         lines.append(f"  audio: {result.audio.summary()}")
+    if result.language is not None:
+        lines.append(
+            f"  language: {describe_language(result.language, result.language_probability)}"
+        )
     if result.transcript:
         lines.append(f"  transcript: {result.transcript!r}")
     if result.decoding is not None:

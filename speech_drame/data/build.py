@@ -36,6 +36,7 @@ from .release import JsonlFile, RawLine, find_jsonl_files, iter_lines, resolve_w
 SHARD_BYTES = 256 * 2**20  # audio bytes per parquet shard
 ROW_GROUP_BYTES = 32 * 2**20  # bounded memory while writing and reading
 REPORT_FILE = "build_report.json"
+UNSTATED = "unstated"  # build report key for clips whose release gives no language
 OWNER_FILE = ".build-pid"  # in a staging folder while its build runs: the builder's process id
 
 
@@ -52,6 +53,8 @@ class BuildReport:
     parquet_bytes: dict[str, dict[str, int]] = field(default_factory=dict)
     not_applicable_scores: dict[str, int] = field(default_factory=dict)
     annotators: dict[str, dict[str, int]] = field(default_factory=dict)
+    # config -> split -> release language (zh, en, or "unstated") -> clips
+    languages: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     dropped: list[dict[str, str]] = field(default_factory=list)
     missing_audio: list[dict[str, str]] = field(default_factory=list)
     cleanup: list[str] = field(default_factory=list)  # what killed earlier builds left
@@ -284,6 +287,7 @@ def build_dataset(
         writers: dict[tuple[Config, str], _ShardWriter] = {}  # one per split, across files
         na_counts: Counter = Counter()
         annotators: dict[str, Counter] = defaultdict(Counter)
+        languages: dict[tuple[str, str], Counter] = defaultdict(Counter)
         bar = tqdm(total=total, desc="building dataset", unit="clip", disable=not progress)
         for file in files:
             folder = staging / file.config
@@ -312,6 +316,7 @@ def build_dataset(
                     sum(mask) for mask in row.get("not_applicable", {}).values()
                 )
                 annotators[file.config][str(len(next(iter(row["annotations"].values()))))] += 1
+                languages[key][row["language"] or UNSTATED] += 1
             writer.flush()  # bounded memory; the split's next file continues its shard numbering
         bar.close()
         shards: dict[Config, dict[str, list[str]]] = defaultdict(dict)
@@ -321,6 +326,9 @@ def build_dataset(
                 continue
             shards[config][split] = names
             report.rows.setdefault(config, {})[split] = writer.rows
+            report.languages.setdefault(config, {})[split] = dict(
+                sorted(languages[(config, split)].items())
+            )
             report.hours.setdefault(config, {})[split] = writer.seconds / 3600
             report.parquet_bytes.setdefault(config, {})[split] = sum(
                 (writer.folder / name).stat().st_size for name in names
@@ -350,7 +358,11 @@ def summarize(report: BuildReport | dict[str, Any]) -> str:
     for config, splits in data["rows"].items():
         for split, n in splits.items():
             hours = data["hours"][config][split]
-            lines.append(f"  {config:9s} {split:9s} {n:6d} clips  {hours * 60:8.2f} min")
+            langs = data.get("languages", {}).get(config, {}).get(split, {})
+            by_language = ", ".join(f"{k} {v}" for k, v in langs.items())
+            lines.append(
+                f"  {config:9s} {split:9s} {n:6d} clips  {hours * 60:8.2f} min  ({by_language})"
+            )
     if data["missing_audio"]:
         lines.append(f"  missing audio: {len(data['missing_audio'])} record(s) left out")
         lines += [f"    - {m['where']}: {m['wav_path']}" for m in data["missing_audio"][:10]]

@@ -116,7 +116,15 @@ def render_card(
         source_note=source_note,
         content_pass=CONTENT_PASS,
         counts=[
-            {"config": config, "split": split, "clips": n, "hours": report.hours[config][split]}
+            {
+                "config": config,
+                "split": split,
+                "clips": n,
+                "hours": report.hours[config][split],
+                "languages": ", ".join(
+                    f"{k}: {v}" for k, v in report.languages.get(config, {}).get(split, {}).items()
+                ),
+            }
             for config, splits in report.rows.items()
             for split, n in splits.items()
         ],

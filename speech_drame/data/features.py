@@ -1,8 +1,10 @@
 """`datasets.Features` of each config of the Hub dataset, and the row a validated record becomes.
 
 Official fields keep their official names and nesting; typed columns are added beside them:
-``audio`` (16 kHz mono on decode), ``duration_s`` and ``not_applicable`` (which nulls were
-``"N/A"`` in the release).
+``audio`` (16 kHz mono on decode), ``duration_s``, ``not_applicable`` (which nulls were
+``"N/A"`` in the release) and ``language`` (what the release says about the spoken language:
+the id's ``zh``/``en`` tag, else the script of the spoken transcript or context text; null when
+it says nothing; see :func:`release_language`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 from datasets import Audio, Features, List, Value
 
 from ..audio import TARGET_SR
+from ..languages import language_hint
 from ..schema import (
     ARCHETYPE_COMMENTS,
     ARCHETYPE_DIMENSIONS,
@@ -55,8 +58,20 @@ def config_features(config: Config, extra_dims: tuple[str, ...] = ()) -> Feature
             "duration_s": Value("float64"),
             "annotations": annotations,
             "not_applicable": mask,
+            "language": Value("string"),
         }
     )
+
+
+# the text whose script hints at the spoken language, in order of preference
+_HINT_TEXT = ("transcript", "question", "local_scene", "char_profile")
+
+
+def release_language(fields: dict[str, Any]) -> str | None:
+    """The language a record's release fields indicate (``zh``, ``en``) or None: the id's
+    tag, else the script of the first of transcript / question / scene / profile present."""
+    text = next((fields[k] for k in _HINT_TEXT if fields.get(k)), "")
+    return language_hint(str(fields["id"]), text)
 
 
 def record_row(
@@ -68,4 +83,5 @@ def record_row(
     row["duration_s"] = seconds
     row["annotations"] = record.annotations
     row["not_applicable"] = record.not_applicable
+    row["language"] = release_language(record.fields)
     return row

@@ -1,5 +1,6 @@
-"""A printable summary of a built dataset: rows, hours and label distributions per split, and
-whether its labels are synthetic (the dataset card says so for the demo corpus)."""
+"""A printable summary of a built dataset: rows, hours, clips per language and label
+distributions per split, and whether its labels are synthetic (the dataset card says so for
+the demo corpus)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 from ..schema import CONFIGS, CONTENT_PASS, SCORE_MAX, SCORE_MIN, dimensions
+from .build import UNSTATED
 from .card import synthetic_label_note
 
 SYNTHETIC_WARNING = (
@@ -24,11 +26,25 @@ def label_distribution(annotations: list[dict], key: str) -> dict[str, int]:
     return out
 
 
+def language_counts(languages: list[str | None] | None) -> dict[str, int] | None:
+    """Clips per language of a split's ``language`` column (null: ``unstated``), sorted; None
+    for a dataset built before the column existed.
+
+    >>> language_counts(["zh", None, "en", "zh"])
+    {'en': 1, 'unstated': 1, 'zh': 2}
+    """
+    if languages is None:
+        return None
+    return dict(sorted(Counter(v or UNSTATED for v in languages).items()))
+
+
 def summarize_dataset(folder: str | Path) -> dict:
     """Rows, hours and per-dimension label counts of every config and split in ``folder``.
 
     Returns ``{"dataset", "synthetic_labels", "label_note", "configs": {config: {split: ...}}}``;
-    ``label_note`` is the card's note when it says the labels are synthetic, else ``None``.
+    ``label_note`` is the card's note when it says the labels are synthetic, else ``None``. A
+    split's ``languages`` is :func:`language_counts` of its ``language`` column (None: the
+    dataset was built before it existed).
     """
     from datasets import get_dataset_config_names, load_dataset
 
@@ -46,6 +62,9 @@ def summarize_dataset(folder: str | Path) -> dict:
             entry = {
                 "rows": ds.num_rows,
                 "hours": report["hours"][config][split],
+                "languages": language_counts(
+                    ds["language"] if "language" in ds.column_names else None
+                ),
                 "annotators_per_clip": dict(
                     sorted(Counter(len(a[dimensions(config)[0]]) for a in annotations).items())
                 ),
@@ -68,6 +87,13 @@ def format_summary(summary: dict) -> str:
             if "content_pass_rate" in entry:
                 head += f", content pass {entry['content_pass_rate']:.0%} of votes"
             lines.append(head)
+            languages = entry.get("languages")
+            lines.append(
+                "  languages: " + ", ".join(f"{k} {v}" for k, v in languages.items())
+                if languages is not None
+                else "  languages: not recorded (built before the language column; rebuild "
+                "with `speech-drame build` to count them)"
+            )
             lines.append(f"  annotators per clip: {entry['annotators_per_clip']}")
             lines.append(
                 f"  {'dimension':28s}"

@@ -4,6 +4,8 @@ The demo release pairs real human speech shipped by Debian packages (LibriVox cl
 utterances of ``pocketsphinx-testdata``, the voice clips of ``alsa-utils``) and the official
 sample clip with renderings of original role-play texts by offline TTS engines (piper, flite,
 espeak-ng). Delivery, content, degradation and context mismatch are varied with known severity.
+Like EvalBench it is bilingual: Mandarin texts, written in Chinese, are spoken by espeak-ng's
+``cmn-latn-pinyin`` voices from tone-numbered pinyin.
 
 **Its labels are synthetic proxy labels, not human ratings**: simulated annotators score each
 clip from its construction parameters through a documented latent-score model
@@ -12,9 +14,11 @@ corpus show that code works end to end; they say nothing about alignment with hu
 
 Modules: :mod:`~speech_drame.demo.tts` (engine wrappers, run as subprocesses),
 :mod:`~speech_drame.demo.real_speech` (the real clips), :mod:`~speech_drame.demo.scenarios`
-(texts), :mod:`~speech_drame.demo.delivery` and :mod:`~speech_drame.demo.degrade` (signal
-transforms), :mod:`~speech_drame.demo.plan` (what to render), :mod:`~speech_drame.demo.raters`
-(labels) and :mod:`~speech_drame.demo.release` (orchestration).
+and :mod:`~speech_drame.demo.scenarios_zh` (texts), :mod:`~speech_drame.demo.pinyin`
+(Chinese to pinyin), :mod:`~speech_drame.demo.delivery` and
+:mod:`~speech_drame.demo.degrade` (signal transforms), :mod:`~speech_drame.demo.plan` (what to
+render), :mod:`~speech_drame.demo.raters` (labels) and :mod:`~speech_drame.demo.release`
+(orchestration).
 """
 
 from .._lazy import lazy_attributes

@@ -6,8 +6,17 @@ preset and a degradation. Realism records pair a transcript rendered by a TTS vo
 (``train``/``test``) or recorded by a human (``test_real``, real speech only) with the matching
 context or a negative one: a scene or a profile swapped at mild, moderate or severe mismatch.
 
+Both languages of EvalBench are planned the same way: English texts and voices
+(:mod:`~speech_drame.demo.scenarios`) and Mandarin ones (:mod:`~speech_drame.demo.scenarios_zh`,
+espeak-ng pinyin voices). :data:`LANGUAGE_PLANS` sets how many voices render each text so that
+Mandarin makes about 64 % of the synthetic realism clips (the paper's 9k zh / 5k en) and about
+half of the synthetic archetype clips. Real recordings are English. A clip never mixes languages:
+negatives, cross-pairings and profile swaps stay within its language.
+
 Splits keep every record made from the same base rendering (text, voice, engine rate) or the
-same real clip together. Record ids mimic the official ones; the construction stays in the manifest.
+same real clip together. Record ids mimic the official ones and carry the language like them
+(``demo_zh_<Category>_<scenario>_<number>.wav``, ``demo_en_role-eval_v1_<number>``); the
+construction stays in the manifest.
 """
 
 from __future__ import annotations
@@ -32,6 +41,12 @@ from speech_drame.demo.scenarios import (
     character_for_group,
     real_archetype_scenario,
 )
+from speech_drame.demo.scenarios_zh import (
+    ZH_ARCHETYPE_SCENARIOS,
+    ZH_BORDERLINE_LINES,
+    ZH_CHARACTERS,
+    ZH_IRRELEVANT_LINES,
+)
 from speech_drame.demo.tts import VOICES
 
 CONFIG_CODES = {"archetype": 1, "realism": 2}
@@ -50,6 +65,18 @@ VOICE_WEIGHTS: dict[str, float] = {
     "espeak:en-us+f4": 0.8,
     "espeak:en-gb-x-rp+m1": 0.8,
 }
+# the voices Whisper identifies as Mandarin more often weigh more (see speech_drame.demo.tts)
+ZH_MALE_VOICES: dict[str, float] = {
+    "espeak:cmn-latn-pinyin+Jacky": 1.4,
+    "espeak:cmn-latn-pinyin+m7": 0.8,
+    "espeak:cmn-latn-pinyin+m3": 0.8,
+}
+ZH_FEMALE_VOICES: dict[str, float] = {
+    "espeak:cmn-latn-pinyin+Annie": 1.2,
+    "espeak:cmn-latn-pinyin+shelby": 1.2,
+    "espeak:cmn-latn-pinyin+f3": 0.8,
+}
+ZH_VOICE_WEIGHTS: dict[str, float] = {**ZH_MALE_VOICES, **ZH_FEMALE_VOICES}
 PRESET_WEIGHTS: dict[str, float] = {
     "neutral": 0.30,
     "lively": 0.15,
@@ -63,8 +90,47 @@ ARCHETYPE_DEGRADATION_WEIGHTS = {"none": 0.45, "noise": 0.25, "clipping": 0.15, 
 REALISM_NOISE_P = 0.15  # realism: mild/moderate background noise (lowers confidence only)
 MIN_RESYNTH_WORDS = 5  # real transcripts shorter than this make too-short TTS clips
 ALSA_CLIPS_IN_ARCHETYPE = 4
-CROSS_PAIRED_IRRELEVANT = 20
+CROSS_PAIRED_SHARE = 0.1  # on-role renderings re-paired with another category's prompt
 REAL_IRRELEVANT = 4
+
+
+@dataclass(frozen=True)
+class LanguagePlan:
+    """The texts of one language and how many voices render each of them."""
+
+    scenarios: tuple[ArchetypeScenario, ...]
+    borderline_lines: tuple[str, ...]
+    irrelevant_lines: tuple[str, ...]
+    characters: tuple[Character, ...]  # synthetic characters (transcripts rendered by TTS)
+    voice_weights: dict[str, float]
+    fitting_voices: dict[str, dict[str, float]]  # by character gender: first voice of a line
+    on_role_voices: int  # per on-role archetype reply
+    variant_p: float  # chance that an on-role rendering gets a second delivery
+    off_role_voices: int  # per off-role archetype reply
+    borderline_voices: int
+    irrelevant_voices: int
+    realism_voices: int  # per transcript of a synthetic character
+    real_transcript_voices: int = 0  # per transcript of a real English clip
+
+
+LANGUAGE_PLANS: dict[str, LanguagePlan] = {
+    "en": LanguagePlan(
+        ARCHETYPE_SCENARIOS, BORDERLINE_LINES, IRRELEVANT_LINES,
+        tuple(c for c in CHARACTERS.values() if not c.real_group), VOICE_WEIGHTS,
+        {"M": {"piper:en_US-joe-medium": 0.5, "flite:rms": 0.25, "flite:awb": 0.25},
+         "F": {"flite:slt": 0.7, "espeak:en-gb+f2": 0.15, "espeak:en-us+f4": 0.15}},
+        on_role_voices=2, variant_p=0.1, off_role_voices=1, borderline_voices=1,
+        irrelevant_voices=1, realism_voices=2, real_transcript_voices=1,
+    ),
+    "zh": LanguagePlan(
+        ZH_ARCHETYPE_SCENARIOS, ZH_BORDERLINE_LINES, ZH_IRRELEVANT_LINES,
+        tuple(ZH_CHARACTERS.values()), ZH_VOICE_WEIGHTS,
+        {"M": ZH_MALE_VOICES, "F": ZH_FEMALE_VOICES},
+        on_role_voices=3, variant_p=0.3, off_role_voices=2, borderline_voices=2,
+        irrelevant_voices=3, realism_voices=5,
+    ),
+}  # fmt: skip
+ALL_CHARACTERS: dict[str, Character] = {**CHARACTERS, **ZH_CHARACTERS}
 
 
 @dataclass(frozen=True)
@@ -101,6 +167,11 @@ class ClipPlan:
     @property
     def is_real(self) -> bool:
         return self.source.kind == "real"
+
+    @property
+    def language(self) -> str:
+        """The language spoken in the clip and written in its context ("en" or "zh")."""
+        return self.context["language"]
 
     @property
     def vocoded(self) -> bool:
@@ -152,28 +223,30 @@ def _archetype(
         "question": scenario.question,
         "content": content,
         "target_arousal": scenario.arousal,
+        "language": scenario.language,
     }
     return ClipPlan("archetype", source, delivery, degradation, context, real_group=real_group)
 
 
-def plan_archetype(rng: np.random.Generator, real_clips: list[RealClip]) -> list[ClipPlan]:
-    """Archetype records before splitting (see the module docstring)."""
+def _plan_archetype_language(
+    rng: np.random.Generator, lang: LanguagePlan, deg_w: dict[str, float]
+) -> list[ClipPlan]:
+    """The TTS archetype records of one language."""
     plans: list[ClipPlan] = []
-    deg_w = ARCHETYPE_DEGRADATION_WEIGHTS
-    for scenario in ARCHETYPE_SCENARIOS:
+    for scenario in lang.scenarios:
         for line in scenario.on_role:
-            for voice_key in _weighted(rng, VOICE_WEIGHTS, 3):
+            for voice_key in _weighted(rng, lang.voice_weights, lang.on_role_voices):
                 delivery = _preset(rng)
                 source = _tts(voice_key, line, delivery)
                 plans.append(
                     _archetype(scenario, "on_role", source, delivery, _degradation(rng, deg_w))
                 )
-                if rng.random() < 0.3:
+                if rng.random() < lang.variant_p:
                     again = _variant(rng, source)
                     plans.append(
                         _archetype(scenario, "on_role", source, again, _degradation(rng, deg_w))
                     )
-        for voice_key in _weighted(rng, VOICE_WEIGHTS, 2):
+        for voice_key in _weighted(rng, lang.voice_weights, lang.off_role_voices):
             delivery = _preset(rng)
             source = _tts(voice_key, scenario.off_role, delivery)
             plans.append(
@@ -182,26 +255,36 @@ def plan_archetype(rng: np.random.Generator, real_clips: list[RealClip]) -> list
                 )
             )
     on_role = [p for p in plans if p.context["content"] == "on_role"]
-    for i in rng.choice(len(on_role), size=CROSS_PAIRED_IRRELEVANT, replace=False):
+    n_cross = round(CROSS_PAIRED_SHARE * len(on_role))
+    for i in rng.choice(len(on_role), size=n_cross, replace=False):
         base = on_role[int(i)]
-        others = [s for s in ARCHETYPE_SCENARIOS if s.category != base.context["category"]]
+        others = [s for s in lang.scenarios if s.category != base.context["category"]]
         scenario = others[int(rng.integers(len(others)))]
         delivery = _variant(rng, base.source)
         plans.append(
             _archetype(scenario, "irrelevant", base.source, delivery, _degradation(rng, deg_w))
         )
     for lines, content, n_voices in (
-        (IRRELEVANT_LINES, "irrelevant", 3),
-        (BORDERLINE_LINES, "borderline", 2),
+        (lang.irrelevant_lines, "irrelevant", lang.irrelevant_voices),
+        (lang.borderline_lines, "borderline", lang.borderline_voices),
     ):
         for line in lines:
-            for voice_key in _weighted(rng, VOICE_WEIGHTS, n_voices):
-                scenario = ARCHETYPE_SCENARIOS[int(rng.integers(len(ARCHETYPE_SCENARIOS)))]
+            for voice_key in _weighted(rng, lang.voice_weights, n_voices):
+                scenario = lang.scenarios[int(rng.integers(len(lang.scenarios)))]
                 delivery = _preset(rng)
                 source = _tts(voice_key, line, delivery)
                 plans.append(
                     _archetype(scenario, content, source, delivery, _degradation(rng, deg_w))
                 )
+    return plans
+
+
+def plan_archetype(rng: np.random.Generator, real_clips: list[RealClip]) -> list[ClipPlan]:
+    """Archetype records before splitting (see the module docstring)."""
+    plans: list[ClipPlan] = []
+    deg_w = ARCHETYPE_DEGRADATION_WEIGHTS
+    for lang in LANGUAGE_PLANS.values():
+        plans += _plan_archetype_language(rng, lang, deg_w)
     alsa = [c for c in real_clips if c.group == "alsa"]
     keep_alsa = {
         alsa[int(i)].clip_id for i in rng.choice(len(alsa), ALSA_CLIPS_IN_ARCHETYPE, False)
@@ -218,7 +301,7 @@ def plan_archetype(rng: np.random.Generator, real_clips: list[RealClip]) -> list
             plans.append(_archetype(scenario, "on_role", source, delivery, degradation, clip.group))
     for i in rng.choice(len(chosen), size=REAL_IRRELEVANT, replace=False):
         clip = chosen[int(i)]
-        scenario = ARCHETYPE_SCENARIOS[int(rng.integers(len(ARCHETYPE_SCENARIOS)))]
+        scenario = ARCHETYPE_SCENARIOS[int(rng.integers(len(ARCHETYPE_SCENARIOS)))]  # English
         delivery = as_recorded(character_for_group(clip.group).recorded_arousal)
         source = Source("real", clip_id=clip.clip_id)
         plans.append(
@@ -244,7 +327,7 @@ def _realism(
     if kind == "scene":
         scene = character.negative_scenes[level - 1]
     elif kind == "profile":
-        presented = CHARACTERS[character.profile_swaps[level - 1]]
+        presented = ALL_CHARACTERS[character.profile_swaps[level - 1]]
         scene = presented.scene
     context = {
         "character": character.key,
@@ -259,32 +342,33 @@ def _realism(
         "char_style": presented.style,
         "char_profile": presented.profile,
         "transcript": transcript,
+        "language": character.language,
     }
     return ClipPlan("realism", source, delivery, degradation, context, real_group=real_group)
-
-
-def _fitting_voice(character: Character, rng: np.random.Generator) -> str:
-    if character.gender == "M":
-        options = {"piper:en_US-joe-medium": 0.5, "flite:rms": 0.25, "flite:awb": 0.25}
-    else:
-        options = {"flite:slt": 0.7, "espeak:en-gb+f2": 0.15, "espeak:en-us+f4": 0.15}
-    return _weighted(rng, options)[0]
 
 
 def plan_realism(rng: np.random.Generator, real_clips: list[RealClip]) -> list[ClipPlan]:
     """Realism records; real recordings only in ``test_real`` (split already set)."""
     lines = [
-        (c, text, 5) for c in CHARACTERS.values() if not c.real_group for text in c.transcripts
+        (c, text, lang.realism_voices)
+        for lang in LANGUAGE_PLANS.values()
+        for c in lang.characters
+        for text in c.transcripts
     ]
     lines += [
-        (character_for_group(clip.group), clip.transcript, 3)
+        (
+            character_for_group(clip.group),
+            clip.transcript,
+            LANGUAGE_PLANS["en"].real_transcript_voices,
+        )
         for clip in real_clips
         if len(clip.transcript.split()) >= MIN_RESYNTH_WORDS
     ]
     plans: list[ClipPlan] = []
     for character, text, n_voices in lines:
-        first = _fitting_voice(character, rng)
-        others = {k: w for k, w in VOICE_WEIGHTS.items() if k != first}
+        lang = LANGUAGE_PLANS[character.language]
+        first = _weighted(rng, lang.fitting_voices[character.gender])[0]
+        others = {k: w for k, w in lang.voice_weights.items() if k != first}
         for voice_key in [first, *_weighted(rng, others, n_voices - 1)]:
             delivery = _preset(rng)
             source = _tts(voice_key, text, delivery)
@@ -310,21 +394,23 @@ def plan_realism(rng: np.random.Generator, real_clips: list[RealClip]) -> list[C
 
 
 def _split_by_source(plans: list[ClipPlan], fraction: float, rng: np.random.Generator) -> None:
-    """Give ``train``/``test`` to plans without a split, whole source groups at a time."""
-    groups: dict[str, list[ClipPlan]] = defaultdict(list)
-    for plan in plans:
-        if not plan.split:
-            groups[plan.source.key].append(plan)
-    keys = list(groups)
-    order = rng.permutation(len(keys))
-    target = fraction * sum(len(g) for g in groups.values())
-    in_test = 0
-    for i in order:
-        group = groups[keys[int(i)]]
-        split = "test" if in_test < target else "train"
-        in_test += len(group) if split == "test" else 0
-        for plan in group:
-            plan.split = split
+    """Give ``train``/``test`` to plans without a split, whole source groups at a time, with
+    ``fraction`` of each language's records in ``test``."""
+    for language in LANGUAGE_PLANS:
+        groups: dict[str, list[ClipPlan]] = defaultdict(list)
+        for plan in plans:
+            if not plan.split and plan.language == language:
+                groups[plan.source.key].append(plan)
+        keys = list(groups)
+        order = rng.permutation(len(keys))
+        target = fraction * sum(len(g) for g in groups.values())
+        in_test = 0
+        for i in order:
+            group = groups[keys[int(i)]]
+            split = "test" if in_test < target else "train"
+            in_test += len(group) if split == "test" else 0
+            for plan in group:
+                plan.split = split
 
 
 def _seed(seed: int, config: str, number: int) -> int:
@@ -333,7 +419,8 @@ def _seed(seed: int, config: str, number: int) -> int:
 
 
 def _scenario_number(key: str) -> int:
-    keys = [s.key for s in (*ARCHETYPE_SCENARIOS, *REAL_ARCHETYPE_SCENARIOS)]
+    keys = [s.key for s in (*ARCHETYPE_SCENARIOS, *REAL_ARCHETYPE_SCENARIOS,
+                            *ZH_ARCHETYPE_SCENARIOS)]  # fmt: skip
     return keys.index(key) + 1
 
 
@@ -360,11 +447,12 @@ def plan_release(seed: int, real_clips: list[RealClip], limit: int | None = None
                 if config == "archetype":
                     scenario = _scenario_number(plan.context["scenario"])
                     plan.record_id = (
-                        f"demo_en_{plan.context['category']}_{scenario:04d}_{number:04d}.wav"
+                        f"demo_{plan.language}_{plan.context['category']}_{scenario:04d}_"
+                        f"{number:04d}.wav"
                     )
                     plan.wav_name = plan.record_id
                 else:
-                    plan.record_id = f"demo_role-eval_v1_{number:04d}"
+                    plan.record_id = f"demo_{plan.language}_role-eval_v1_{number:04d}"
                     plan.wav_name = f"{plan.record_id}.wav"
                 out.append(plan)
     if limit is None:

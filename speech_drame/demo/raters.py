@@ -33,11 +33,16 @@ a Content Pass strictness and a confidence offset. A score is the latent plus bi
 with a 3 % chance of an outlier (latent +/- 2), rounded and clipped to 1..5. Realism emotion
 scores are gated per annotator as the rubric says: intensity is "N/A" when that annotator's
 accuracy is below 3, dynamic range when intensity is below 3 or "N/A".
+
+Mandarin clips are rated by the same model and the same pool (their sources are espeak-ng
+pinyin voices with espeak-ng's priors); their comments are written in Chinese, as in the
+official Mandarin records (:data:`ZH_COMMENTS`).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,6 +63,12 @@ SOURCE_PRIORS: dict[str, tuple[float, float]] = {
     "espeak:en-gb+f2": (0.12, 0.62),
     "espeak:en-us+f4": (0.12, 0.62),
     "espeak:en-gb-x-rp+m1": (0.10, 0.62),
+    "espeak:cmn-latn-pinyin+Jacky": (0.10, 0.62),
+    "espeak:cmn-latn-pinyin+m3": (0.10, 0.62),
+    "espeak:cmn-latn-pinyin+m7": (0.10, 0.62),
+    "espeak:cmn-latn-pinyin+Annie": (0.12, 0.62),
+    "espeak:cmn-latn-pinyin+shelby": (0.12, 0.62),
+    "espeak:cmn-latn-pinyin+f3": (0.12, 0.62),
     "real:librivox": (1.0, 0.80),
     "real:cards": (1.0, 0.62),
     "real:drill": (1.0, 0.72),
@@ -105,6 +116,46 @@ CATEGORY_FAMILIARITY: dict[str, float] = {
     "NamedCharacter": 2.3,
     "PersonalityTrait": 2.3,
     "FictionalOccupation": 2.0,
+}
+# The comments of Mandarin clips, in Chinese.
+ZH_COMMENTS: dict[str, str] = {
+    "Audible background hiss.": "有明显的背景噪声。",
+    "Noisy recording, speech partly masked.": "噪声较大，部分语音听不清。",
+    "Distorted, sounds clipped.": "声音失真，有削波。",
+    "Harsh crackling on loud syllables.": "音量大的地方有刺耳的爆音。",
+    "Muffled, like a phone line.": "声音发闷，像电话里的声音。",
+    "Thin and boxy sound.": "声音单薄发闷。",
+    "Sounds like an old, compressed recording.": "像是压缩过的老录音。",
+    "Some room noise.": "有一些房间噪声。",
+    "Synthetic, slightly buzzy timbre.": "合成音色，有点嗡嗡声。",
+    "Thin, metallic sound.": "声音单薄，有金属感。",
+    "Unnatural pacing.": "语速不自然。",
+    "Speed feels mechanical.": "节奏机械。",
+    "Monotone.": "语调单一。",
+    "Flat, read-aloud intonation.": "语调平淡，像在念稿。",
+    "Pitch swings sound artificial.": "音高起伏不自然。",
+    "Sing-song, forced intonation.": "语调像唱歌，很做作。",
+    "A little stiff, read-aloud feel.": "有点生硬，像念稿。",
+    "Slightly unnatural pauses.": "停顿有点不自然。",
+    "Robotic, machine-like delivery.": "机械，像机器人。",
+    "Mechanical rhythm, no breaths.": "节奏机械，没有换气。",
+    "Tone fits the role and the scene.": "语气符合角色和场景。",
+    "Believable reaction for this role.": "反应符合这个角色。",
+    "Good match for the situation.": "和情境很匹配。",
+    "Acceptable, but lacks emotional depth.": "还可以，但情感不够。",
+    "Generic delivery.": "表达比较普通。",
+    "Too calm for what is happening.": "对这个情境来说太平静了。",
+    "Lacks urgency.": "缺少紧迫感。",
+    "Too energetic for the situation.": "情绪过于激动，不符合情境。",
+    "Overacted for this scene.": "表演过头了。",
+    "Does not sound like this role.": "听起来不像这个角色。",
+    "Flat, no sense of the character.": "平淡，没有角色感。",
+    "The clip is very short, hard to judge.": "音频太短，难以判断。",
+    "The delivery does not fit the described scene.": "语气不符合描述的场景。",
+    "The scene and the tone of the line clash.": "场景和台词的语气冲突。",
+    "The voice does not match the character profile.": "声音和角色设定不符。",
+    "Hard to hear this character in this voice.": "这个声音听不出这个角色。",
+    "Sounds synthetic, which makes the emotion hard to judge.": "听起来是合成的，情感难以判断。",
 }
 ANNOTATOR_COUNTS = (3, 4, 5, 6)
 ANNOTATOR_COUNT_P = (0.3, 0.3, 0.2, 0.2)
@@ -180,6 +231,11 @@ def _pick(options: tuple[str, ...], rng: np.random.Generator) -> str:
     return options[int(rng.integers(len(options)))]
 
 
+def _in(language: str, comment: str) -> str:
+    """``comment`` in the annotators' language (empty comments stay empty)."""
+    return ZH_COMMENTS[comment] if language == "zh" and comment else comment
+
+
 # --- archetype -------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ArchetypeFacts:
@@ -191,6 +247,7 @@ class ArchetypeFacts:
     target_arousal: float
     seconds: float
     vocoded: bool = False  # WORLD resynthesis (pitch or time) was applied
+    language: str = "en"  # of the prompt and the reply: the annotators' comments follow it
 
 
 def archetype_latent(facts: ArchetypeFacts) -> tuple[dict[str, float], dict[str, float]]:
@@ -296,11 +353,14 @@ def archetype_annotations(
         ann["appropriateness"].append(ap)
         ann["confidence"].append(int(round(min(max(conf, 1.0), 3.0))))
         # as in the official sample: no quality comment above 3, "N/A" for likeness above 3
-        ann["audio_quality_comment"].append(_quality_comment(facts, rng) if aq <= 3 else "")
-        ann["human_likeness_comment"].append(
-            _likeness_comment(f, facts.delivery, rng) if hl <= 3 else "N/A"
+        lang = facts.language
+        ann["audio_quality_comment"].append(
+            _in(lang, _quality_comment(facts, rng)) if aq <= 3 else ""
         )
-        ann["appropriateness_comment"].append(_appropriateness_comment(ap, facts, rng))
+        ann["human_likeness_comment"].append(
+            _in(lang, _likeness_comment(f, facts.delivery, rng)) if hl <= 3 else "N/A"
+        )
+        ann["appropriateness_comment"].append(_in(lang, _appropriateness_comment(ap, facts, rng)))
     return ann, latent, f
 
 
@@ -320,6 +380,7 @@ class RealismFacts:
     char_style: str
     seconds: float
     vocoded: bool = False
+    language: str = "en"  # of the context and the transcript: the comments follow it
 
 
 def realism_latent(facts: RealismFacts) -> tuple[dict[str, float], dict[str, float]]:
@@ -365,7 +426,8 @@ def realism_annotations(
     """(official ``annotations`` object, latent scores, factors) of one realism clip."""
     latent, f = realism_latent(facts)
     raters = draw_raters(pool, rng)
-    traits = [t.strip() for t in facts.char_style.split(",") if t.strip()]
+    traits = [t.strip() for t in re.split(r"[,，、]", facts.char_style) if t.strip()]
+    trait_sep = "、" if facts.language == "zh" else ", "
     scene_p = 0.10 if facts.mismatch_type == "scene" else 0.03
     p_contradictory = 0.02 + scene_p * facts.mismatch_level
     p_insufficient = 0.55 if facts.seconds < INSUFFICIENT_SECONDS else 0.03
@@ -388,8 +450,8 @@ def realism_annotations(
         contradictory = bool(rng.random() < p_contradictory)
         s.update(
             annotator_confidence_rating=int(round(min(max(conf, 1.0), 5.0))),
-            comments=_realism_comment(facts, f, rng),
-            observed=", ".join(observed) if observed else NOT_APPLICABLE,
+            comments=_in(facts.language, _realism_comment(facts, f, rng)),
+            observed=trait_sep.join(observed) if observed else NOT_APPLICABLE,
             sufficient=sufficient,
             contradictory=contradictory,
             prmopt_quality="valid" if sufficient and not contradictory else "invalid",

@@ -64,6 +64,13 @@ pocketsphinx test clips, alsa-utils voice clips{official}) and original role-pla
 by offline TTS (piper, flite, espeak-ng) with controlled delivery, content, degradation and
 context mismatch.
 
+Like EvalBench it is bilingual, English and Mandarin:
+{zh_shares}.
+Mandarin texts are written in Chinese and spoken by espeak-ng's `cmn-latn-pinyin` voice
+(variants Jacky, m3, m7, Annie, shelby, f3), fed tone-numbered pinyin converted by pypinyin
+(`Style.TONE3`, neutral tone 5, tone sandhi, punctuation as pauses). Ids carry the language
+(`demo_zh_...`, `demo_en_...`); real speech is English.
+
 {note}
 
 Scores measured on this corpus show that code runs end to end; they do not show agreement with
@@ -231,7 +238,7 @@ def _label(
     if plan.config == "archetype":
         facts = ArchetypeFacts(
             _source_label(plan), plan.delivery, plan.degradation, ctx["content"],
-            ctx["category"], ctx["target_arousal"], info["seconds"], plan.vocoded,
+            ctx["category"], ctx["target_arousal"], info["seconds"], plan.vocoded, plan.language,
         )  # fmt: skip
         return archetype_annotations(facts, pools["archetype"], rng)
     gender, age = speaker(plan, real)
@@ -239,7 +246,7 @@ def _label(
         _source_label(plan), gender, age, plan.delivery, plan.degradation,
         ctx["mismatch_type"], ctx["mismatch_level"], ctx["scene_arousal"],
         ctx["presented_gender"], ctx["char_age"], ctx["char_style"], info["seconds"],
-        plan.vocoded,
+        plan.vocoded, plan.language,
     )  # fmt: skip
     return realism_annotations(facts, pools["realism"], rng)
 
@@ -265,6 +272,7 @@ def _manifest_entry(
         "id": plan.record_id,
         "config": plan.config,
         "split": plan.split,
+        "language": plan.language,
         "wav": f"{DATA_DIRS[plan.config]}/{plan.wav_name}",
         "real_speech": plan.is_real,
         "base_key": src.key,
@@ -295,6 +303,27 @@ def _manifest_entry(
                       "mismatch_label", "scene_arousal", "presented_gender")
         }  # fmt: skip
     return entry
+
+
+def _language_counts(entries: list[dict]) -> dict[str, dict[str, int]]:
+    """Clips per config and language, real and synthetic (``{"realism": {"zh": .., ...}}``)."""
+    counts: dict[str, Counter] = defaultdict(Counter)
+    for e in entries:
+        counts[e["config"]][e["language"]] += 1
+        if not e["real_speech"]:
+            counts[e["config"]][f"{e['language']}_tts"] += 1
+    return {config: dict(sorted(c.items())) for config, c in sorted(counts.items())}
+
+
+def _zh_shares(languages: dict[str, dict[str, int]]) -> str:
+    """The README's sentence on the Mandarin share of each config, all clips and synthetic."""
+    parts = []
+    for config, c in languages.items():
+        tts = c.get("zh_tts", 0) + c.get("en_tts", 0)
+        share = c.get("zh", 0) / (c.get("zh", 0) + c.get("en", 0))
+        tts_share = f" ({c.get('zh_tts', 0) / tts:.0%} of the synthetic ones)" if tts else ""
+        parts.append(f"{share:.0%} of the {config} clips{tts_share}")
+    return "Mandarin makes " + ", ".join(parts)
 
 
 def _prepare_dir(out: Path) -> Path:
@@ -363,6 +392,7 @@ def make_release(
             for config in DATA_DIRS
         }
         seconds = sum(e["seconds"] for e in entries)
+        languages = _language_counts(entries)
         manifest = {
             "generator": "speech_drame.demo",
             "generator_version": GENERATOR_VERSION,
@@ -372,7 +402,11 @@ def make_release(
             "official_sample_clip_used": official_dir is not None,
             "counts": counts,
             "audio_seconds": round(seconds, 2),
-            "voices": {k: {"engine": v.engine, "gender": v.gender} for k, v in VOICES.items()},
+            "languages": languages,
+            "voices": {
+                k: {"engine": v.engine, "gender": v.gender, "language": v.language}
+                for k, v in VOICES.items()
+            },
             "source_priors": {
                 k: {"naturalness": n, "clean_quality": c} for k, (n, c) in SOURCE_PRIORS.items()
             },  # fmt: skip
@@ -384,7 +418,10 @@ def make_release(
         )
         official = ", the official realism sample clip" if official_dir is not None else ""
         (staging / "README.md").write_text(
-            README.format(seed=seed, official=official, note=PROXY_LABEL_NOTE), encoding="utf-8"
+            README.format(
+                seed=seed, official=official, zh_shares=_zh_shares(languages), note=PROXY_LABEL_NOTE
+            ),
+            encoding="utf-8",
         )
         if out.exists():
             shutil.rmtree(out)
@@ -398,6 +435,7 @@ def make_release(
         "counts": counts,
         "clips": len(entries),
         "real_speech_clips": sum(e["real_speech"] for e in entries),
+        "languages": languages,
         "engines": dict(sorted(engines.items())),
         "audio_seconds": round(seconds, 1),
         "wall_seconds": round(time.perf_counter() - start, 1),

@@ -10,7 +10,7 @@ target arousal, transcripts, and the negatives the paper builds (Appendix F.5): 
 scenes (mild, moderate, severe mismatch) and three profile swaps (another character's profile
 and scene, at mild, moderate and severe distance). Characters with ``real_group`` are given to
 the real recordings of :mod:`speech_drame.demo.real_speech`; their transcripts come from the
-clips.
+clips. The Mandarin texts live in :mod:`speech_drame.demo.scenarios_zh`.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ class ArchetypeScenario:
     off_role: str = ""
     off_role_kind: str = ""
     real_group: str = ""  # prompts written for real clips: the clips are the on-role replies
+    language: str = "en"  # of the question and the replies
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,7 @@ class Character:
     transcripts: tuple[str, ...] = ()
     real_group: str = ""
     recorded_arousal: float = 0.0  # real groups: arousal of the recorded delivery
+    language: str = "en"  # of the context texts and the transcripts
 
 
 def _a(key, category, question, arousal, on_role, off_role, kind) -> ArchetypeScenario:

@@ -2,7 +2,7 @@
 
 It gives text only (no Whisper encoder embedding or confidences), for protocols that need a
 transcript (e.g. ISDrama's CER) where faster-whisper is unavailable or too heavy. It is far
-less accurate than Whisper tiny.en on read speech (see the tests), and English only.
+less accurate than the default multilingual Whisper base on read speech (see the tests), and English only.
 """
 
 from __future__ import annotations

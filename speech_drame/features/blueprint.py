@@ -58,8 +58,10 @@ class FeatureError(RuntimeError):
 class Blueprint:
     """All offline features of one clip (the first 30 s of it), plus its text-context fit.
 
+    ``transcript`` carries the spoken language the ASR identified (``transcript.language``).
     ``context`` maps context names (``question``; ``profile``, ``scene``, ``traits``) to the
-    MiniLM cosine similarity between the transcript and that text, and ``context_texts`` holds
+    multilingual sentence-embedding cosine similarity between the transcript and that text
+    (:mod:`speech_drame.features.text`; Mandarin and English alike), and ``context_texts`` holds
     the texts themselves; both are empty when the clip was extracted without context.
     ``versions`` records the extractor versions used; ``audio`` what reading the clip measured
     and did (peak, gain, cut; see :mod:`speech_drame.audio`).

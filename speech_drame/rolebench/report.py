@@ -18,6 +18,14 @@ package's choice):
 - ``common``: only the units (scenarios, or dialogues) that every system has a scored
   response for; every statistic is over those.
 
+Beside the totals, per system and language (:mod:`speech_drame.languages`: the language the
+scorer's ASR identified in the response, ``unknown`` when the scorer has none or for rows
+written before it did): the units and their statistics, each over the system's scored units
+of that language (the common ones under ``common``; Content Pass too, unlike its total under
+``all``); a multi-turn dialogue whose turns differ in language is ``mixed``. A response
+identified as another language than its scenario hints at (its id or context script) is listed
+as a language mismatch and counted.
+
 A scored response whose label mass (a scorer with one: DRAME-Eval) is below a threshold on a
 dimension is listed as unreliable beside the leaderboard and counted; its score stays in the
 statistics.
@@ -39,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from speech_drame.atomic_io import write_json, write_text
+from speech_drame.languages import LANGUAGE_NAMES, UNKNOWN, language_mismatch
 from speech_drame.rolebench.run import KEY_FIELDS, Plan
 from speech_drame.rolebench.scenarios import ScenarioSet
 from speech_drame.schema import CONTENT_PASS, RUBRIC_NAMES, dimensions
@@ -74,6 +83,44 @@ def _counts(n: int, n_resamples: int, seed: int) -> list[np.ndarray] | None:
     from speech_drame.metrics import resample_counts
 
     return list(resample_counts(n, n_resamples, seed)) if n and n_resamples else None
+
+
+MIXED = "mixed"  # a dialogue whose turns were identified as different languages
+
+
+def measured_language(row: Mapping[str, Any]) -> str:
+    """The language the scorer identified in a scored row; ``unknown`` without one."""
+    return row.get("language") or UNKNOWN
+
+
+def language_stats(
+    languages: Sequence[str],
+    x: np.ndarray,
+    passed: np.ndarray | None,
+    dims: Sequence[str],
+    *,
+    n_resamples: int,
+    confidence: float,
+    seed: int,
+) -> dict[str, dict[str, Any]]:
+    """Per language (sorted): ``n_units``, the ``dimensions`` means, their ``average`` and
+    (``passed`` given) the ``content_pass`` rate over the units of that language; ``x`` holds
+    one row of dimension scores per unit, ``languages`` one label per unit."""
+    labels = np.array(languages, dtype=object)
+    out: dict[str, dict[str, Any]] = {}
+    for language in sorted(set(languages)):
+        rows = np.flatnonzero(labels == language)
+        sub = x[rows]
+        counts = _counts(len(rows), n_resamples, seed)
+        entry: dict[str, Any] = {
+            "n_units": int(len(rows)),
+            "dimensions": {d: _stat(sub[:, j], counts, confidence) for j, d in enumerate(dims)},
+            "average": _stat(sub.mean(axis=1) if dims else np.zeros(0), counts, confidence),
+        }
+        if passed is not None:
+            entry[CONTENT_PASS] = _stat(passed[rows], counts, confidence)
+        out[language] = entry
+    return out
 
 
 def _status(
@@ -123,7 +170,10 @@ def system_table(
     """Per system: coverage, counts, missing, failed and not-scored lists, Content Pass rate,
     dimension statistics, under the rule ``all`` or (``common_only``) ``common`` (:data:`RULES`);
     when the rows carry label mass, ``unreliable``: the (scenario, dimension) scores whose mass
-    is below ``min_label_mass``.
+    is below ``min_label_mass``; ``languages``: :func:`language_stats` of the units the
+    statistics are over, by identified language; ``language_mismatches``: the scored responses
+    identified as another language than their scenario hints at (``scenario``, ``hint``,
+    ``language``).
     """
     from speech_drame.metrics import PASS_THRESHOLD
     from speech_drame.rolebench.multiturn import aggregate_turns
@@ -134,6 +184,7 @@ def system_table(
     # the units statistics are over: scenarios, or dialogues (their turns in order)
     units = scenarios.dialogues() if multi else {s.id: [s.id] for s in scenarios.scenarios}
     unit = "dialogue" if multi else "scenario"
+    hints = {s.id: s.language_hint for s in scenarios.scenarios}
 
     def complete(system: str, u: str) -> bool:
         return all(status[system][t][0] == "ok" for t in units[u])
@@ -195,6 +246,24 @@ def system_table(
         counts = _counts(len(x), n_resamples, seed)
         entry["dimensions"] = {d: _stat(x[:, j], counts, confidence) for j, d in enumerate(dims)}
         entry["average"] = _stat(x.mean(axis=1) if dims else np.zeros(0), counts, confidence)
+        unit_languages = []
+        for u in used:
+            found = {measured_language(ok[t]) for t in units[u]}
+            unit_languages.append(found.pop() if len(found) == 1 else MIXED)
+        scored_pass = (
+            np.array([(ok[u].get(CONTENT_PASS) or 0.0) >= PASS_THRESHOLD for u in used], float)
+            if has_pass
+            else None
+        )
+        entry["languages"] = language_stats(
+            unit_languages, x, scored_pass, dims,
+            n_resamples=n_resamples, confidence=confidence, seed=seed,
+        )  # fmt: skip
+        entry["language_mismatches"] = [
+            {"scenario": sid, "hint": hints[sid], "language": measured_language(row)}
+            for sid, row in ok.items()
+            if language_mismatch(hints[sid], measured_language(row))
+        ]
         if has_pass:
             # all: every scenario, a response without a pass probability counts as not passing
             over = common if common_only else list(units)
@@ -325,6 +394,7 @@ def to_markdown(
         threshold = next(iter(table.values()))["min_label_mass"]
         lines += ["", f"Unreliable (label mass below {threshold}; kept in the statistics):",
                   *flagged]  # fmt: skip
+    lines += _language_lines(table)
     if agreement is not None and math.isfinite(agreement["spearman"]):
         lines += ["", f"System-ranking Spearman vs human scores: {agreement['spearman']:.3f} "
                       f"(Kendall {agreement['kendall']:.3f}, {agreement['n_systems']} systems)"]  # fmt: skip
@@ -334,6 +404,38 @@ def to_markdown(
             f"System-ranking Spearman vs human scores: {agreement.get('note', 'undefined')}",
         ]
     return "\n".join(lines) + "\n"
+
+
+def _language_lines(table: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The per-language table and the language mismatches; none when no response has an
+    identified language."""
+    found = {lang for e in table.values() for lang in e["languages"]}
+    mismatches = [f"- {system}: {m['scenario']}: the scenario hints {m['hint']}, the response "
+                  f"was identified as {m['language']}"
+                  for system in sorted(table)
+                  for m in table[system]["language_mismatches"]]  # fmt: skip
+    if found <= {UNKNOWN} and not mismatches:
+        return []
+    has_pass, _ = _columns(table)
+    head = ["System", "Language", "Scored", *(["Content Pass"] if has_pass else []), "Avg.",
+            "Mismatches"]  # fmt: skip
+    lines = ["", "Per language (identified by the scorer's ASR; over each system's scored "
+             "responses of that language):", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]  # fmt: skip
+    for system in ranking(table):
+        e = table[system]
+        for lang, stats in e["languages"].items():
+            name = f"{lang} ({LANGUAGE_NAMES[lang]})" if lang in LANGUAGE_NAMES else lang
+            wrong = sum(m["language"] == lang for m in e["language_mismatches"])
+            cells = [system, name, str(stats["n_units"])]
+            if has_pass:
+                cells.append(_cell(stats[CONTENT_PASS], percent=True) if CONTENT_PASS in stats
+                             else "n/a")  # fmt: skip
+            cells += [_cell(stats["average"]), str(wrong)]
+            lines.append("| " + " | ".join(cells) + " |")
+    if mismatches:
+        lines += ["", f"Language mismatches ({len(mismatches)}):", *mismatches]
+    return lines
 
 
 CSV_COUNTS = ("rank", "system", "coverage", "n_scenarios", "n_scored", "n_missing", "n_failed",
@@ -450,6 +552,7 @@ def write_reports(
             for rank, system in enumerate(order, start=1)
         ],
         "systems": table,
+        "language_mismatches": sum(len(e["language_mismatches"]) for e in table.values()),
     }
     if agreement is not None:
         doc["human_agreement"] = agreement

@@ -239,9 +239,11 @@ def score_items(
 
     A scored row carries ``scores``, ``distributions``, ``content_pass`` (when the scorer has
     one), ``label_mass`` and ``decoding`` (when the scorer has them; the report flags a low mass,
-    :func:`speech_drame.rolebench.report.system_table`), ``transcript`` (when known) and
-    ``audio``, what reading the clip measured and did (:class:`speech_drame.audio.AudioFacts`). A clip the scorer could not score gets a row with
-    its ``error``, ``error_kind`` and ``stage``; a call that raises instead of answering makes
+    :func:`speech_drame.rolebench.report.system_table`), ``transcript`` (when known),
+    ``language`` and ``language_probability`` (the spoken language the scorer's ASR identified,
+    when it runs one; rows without it read as ``unknown``) and ``audio``, what reading the clip
+    measured and did (:class:`speech_drame.audio.AudioFacts`). A clip the scorer could not score
+    gets a row with its ``error``, ``error_kind`` and ``stage``; a call that raises instead of answering makes
     every clip of its chunk a ``model`` failure at stage ``scorer``. ``progress`` shows a tqdm
     bar over the items on stderr. Returns the number of rows written and how many of them are
     failures.

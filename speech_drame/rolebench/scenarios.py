@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from speech_drame.jsonl import read_objects
+from speech_drame.languages import language_hint
 from speech_drame.paths import safe_name
 from speech_drame.schema import Config, check_config, context_from_row
 
@@ -52,6 +53,12 @@ class Scenario:
     @property
     def context_hash(self) -> str:
         return context_hash(self.context)
+
+    @property
+    def language_hint(self) -> str | None:
+        """The language the id or the context texts hint at (:func:`~speech_drame.languages.
+        language_hint`), or None."""
+        return language_hint(self.id, "\n".join(self.context.values()))
 
 
 @dataclass(frozen=True)

@@ -79,8 +79,10 @@ class ClipScores:
     were read from that distribution, where the scorer has a choice (DRAME-Eval:
     ``expectation`` or ``official``); ``content_pass``: archetype's probability that the
     content passes (``None`` when the scorer has no Content Pass); ``transcript``: what an ASR
-    heard, when the scorer runs one; ``audio``: what reading the clip measured and did (the
-    30 s cut, peak, gain).
+    heard, when the scorer runs one; ``language``: the spoken language its ASR identified
+    (``zh``, ``en``, ``other`` or ``unknown``; see :mod:`speech_drame.languages`) and
+    ``language_probability`` how sure it was, when the scorer runs one; ``audio``: what reading
+    the clip measured and did (the 30 s cut, peak, gain).
     """
 
     id: str
@@ -90,6 +92,8 @@ class ClipScores:
     decoding: str | None = None
     content_pass: float | None = None
     transcript: str | None = None
+    language: str | None = None
+    language_probability: float | None = None
     audio: AudioFacts | None = None
     error: str | None = None
     error_kind: ErrorKind | None = None
@@ -127,6 +131,8 @@ class ClipScores:
                 out["decoding"] = self.decoding
             if self.transcript is not None:
                 out["transcript"] = self.transcript
+            if self.language is not None:
+                out.update(language=self.language, language_probability=self.language_probability)
         if self.audio is not None:
             out["audio"] = self.audio.to_dict()
         return out

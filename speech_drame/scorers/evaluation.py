@@ -6,6 +6,10 @@ and compares its scores with every annotator's ratings
 (:func:`speech_drame.metrics.alignment_table`). Clips the scorer could not score are left out
 of the statistics and listed with their reasons; nothing is put in their place. Scores whose
 label mass is below the threshold stay in the statistics and are listed as unreliable.
+Beside the totals, every statistic is also given per language
+(:func:`speech_drame.metrics.grouped_alignment`): the release's (the dataset's ``language``
+column), or, where the release says nothing, the one the scorer's ASR identified; clips whose
+identified language contradicts the release's are counted.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..labels import DEFAULT_LABEL_POLICY
+from ..languages import UNKNOWN, language_mismatch
 from ..schema import CONTENT_PASS
 from .base import MIN_LABEL_MASS, ClipInput, Scorer, check_min_label_mass
 
@@ -23,7 +28,14 @@ from .base import MIN_LABEL_MASS, ClipInput, Scorer, check_min_label_mass
 class SplitReport:
     """Alignment of one scorer on one split, the clips it could not score, and (for a scorer
     with label mass) each scored clip's label mass and the dimensions flagged unreliable, whose
-    mass is below ``min_label_mass``."""
+    mass is below ``min_label_mass``.
+
+    ``by_language``: per language (``zh``, ``en``, ``other``, ``unknown``) the scored clips'
+    count and alignment table (``None`` with the reason for too few clips); a clip's language
+    is the release's, else the one the scorer identified. ``language_mismatches``: clip id ->
+    ``{"release": ..., "identified": ...}`` where the identified language contradicts the
+    release's (:func:`~speech_drame.languages.language_mismatch`).
+    """
 
     split: str
     table: dict[str, Any]
@@ -32,6 +44,8 @@ class SplitReport:
     label_mass: dict[str, dict[str, float]] = field(default_factory=dict)  # clip id -> dim -> mass
     unreliable: dict[str, list[str]] = field(default_factory=dict)  # clip id -> flagged dims
     min_label_mass: float = MIN_LABEL_MASS
+    by_language: dict[str, dict[str, Any]] = field(default_factory=dict)
+    language_mismatches: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def n_unreliable(self) -> int:
@@ -55,16 +69,18 @@ def evaluate_scorer(
         ValueError: the split does not exist, no clip of it could be scored, or
             ``min_label_mass`` is not in [0, 1].
     """
-    from ..metrics import alignment_table
+    from ..metrics import grouped_alignment
     from .lite_training import SplitStream
 
     check_min_label_mass(min_label_mass)
     stream = SplitStream(dataset_dir, scorer.config, split)
     labels: dict[str, dict[str, list[Any]]] = {}
+    release: dict[str, str | None] = {}
 
     def inputs():
         for example in stream:
             labels[example.id] = example.labels
+            release[example.id] = example.language
             yield ClipInput(example.id, example.source, example.contexts)
 
     results = scorer.score(inputs(), progress=progress)
@@ -77,7 +93,23 @@ def evaluate_scorer(
     preds = [[r.scores[d] for d in dims] + ([r.content_pass] if with_pass else []) for r in ok]
     names = dims + ([CONTENT_PASS] if with_pass else [])
     refs = [[labels[r.id][d] for d in names] for r in ok]
-    table = alignment_table(preds, refs, names, label_policy=label_policy)
+    languages = [release[r.id] or r.language or UNKNOWN for r in ok]
+    tables = grouped_alignment(preds, refs, names, languages, label_policy=label_policy)
     mass = {r.id: r.label_mass for r in ok if r.label_mass}
     flagged = {r.id: dims for r in ok if (dims := r.unreliable(min_label_mass))}
-    return SplitReport(split, table, len(ok), failures, mass, flagged, min_label_mass)
+    mismatches = {
+        r.id: {"release": release[r.id], "identified": r.language}
+        for r in ok
+        if language_mismatch(release[r.id], r.language)
+    }
+    return SplitReport(
+        split,
+        tables["overall"],
+        len(ok),
+        failures,
+        mass,
+        flagged,
+        min_label_mass,
+        tables["by_group"],
+        mismatches,
+    )

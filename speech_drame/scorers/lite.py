@@ -1,9 +1,10 @@
 """``LiteScorer``: the embedded default evaluator, small torch heads over a clip's blueprint.
 
 The input is a fixed-length vector of the clip's offline features (DNSMOS, ASR confidence and
-rate, voice activity, prosody, transcript-context similarities; archetype also the transcript
-and speaker embeddings), z-normalised with statistics of the training set. Realism adds what
-its labels hinge on beyond the audio: the MiniLM embeddings of the shown scene and profile
+rate, the language the ASR identified, voice activity, prosody, transcript-context
+similarities; archetype also the transcript and speaker embeddings), z-normalised with
+statistics of the training set. Realism adds what its labels hinge on beyond the audio: the
+multilingual sentence embeddings of the shown scene and profile
 (projected onto their main training components), their similarity to fixed anchor sentences
 (the arousal a scene calls for, the gender and age a profile presents) and products of those
 cues with the acoustic arousal and pitch cues. A shared hidden layer feeds one head per rated
@@ -32,10 +33,11 @@ from typing import Any
 import numpy as np
 
 from speech_drame.atomic_io import replace_dir, staging_dir, write_bytes, write_json
-from speech_drame.features import prosody
+from speech_drame.features import asr, prosody, text
 from speech_drame.features.blueprint import FEATURE_VERSIONS, Blueprint
 from speech_drame.features.common import require, torch_threads
 from speech_drame.labels import DEFAULT_LABEL_POLICY, apply_label_policy, check_label_policy
+from speech_drame.languages import LANGUAGES
 from speech_drame.schema import (
     CONTENT_PASS,
     CONTEXTS,
@@ -58,7 +60,7 @@ CLIP_EMBEDDINGS: dict[str, tuple[str, ...]] = {
     "archetype": ("transcript", "speaker"),
     "realism": (),
 }
-# contexts whose MiniLM embeddings enter the vector, projected onto training components
+# contexts whose sentence embeddings enter the vector, projected onto training components
 EMBEDDED_CONTEXTS: dict[str, tuple[str, ...]] = {"archetype": (), "realism": ("scene", "profile")}
 # fixed anchor sentences; a context's similarity to each is a text cue
 ANCHORS: dict[str, str] = {
@@ -79,7 +81,6 @@ CUE_PRODUCTS: tuple[tuple[str, str, str], ...] = (
     ("profile", "man", "prosody.f0_median_hz"),
     ("profile", "woman", "prosody.f0_median_hz"),
 )
-EMBEDDING_DIM = 384
 _SCALARS: tuple[tuple[str, str], ...] = (
     ("seconds", ""),
     ("quality", "sig"),
@@ -127,12 +128,14 @@ def default_scorer_dir() -> Path:
 
 
 def _scalar_names() -> list[str]:
-    return [f"{a}.{b}" if b else a for a, b in _SCALARS]
+    return [f"{a}.{b}" if b else a for a, b in _SCALARS] + [f"language.{x}" for x in LANGUAGES]
 
 
 def _scalar_values(bp: Blueprint) -> list[float]:
-    """The blueprint's values at :data:`_SCALARS`, in order."""
-    return [float(getattr(getattr(bp, a), b) if b else getattr(bp, a)) for a, b in _SCALARS]
+    """The blueprint's values at :data:`_SCALARS`, in order, then one indicator per language of
+    :data:`~speech_drame.languages.LANGUAGES` (all 0 for a clip identified as neither)."""
+    values = [float(getattr(getattr(bp, a), b) if b else getattr(bp, a)) for a, b in _SCALARS]
+    return values + [float(bp.transcript.language == x) for x in LANGUAGES]
 
 
 def feature_names(mode: Config) -> list[str]:
@@ -144,10 +147,10 @@ def feature_names(mode: Config) -> list[str]:
     names += [f"{c}.anchor.{a}" for c in embedded for a in ANCHORS]
     names += [f"{c}.anchor.{a}*{f}" for c, a, f in CUE_PRODUCTS if c in embedded]
     if "transcript" in CLIP_EMBEDDINGS[mode]:
-        names += [f"transcript.embedding.{i}" for i in range(EMBEDDING_DIM)]
+        names += [f"transcript.embedding.{i}" for i in range(asr.EMBEDDING_DIM)]
     if "speaker" in CLIP_EMBEDDINGS[mode]:
         names += [f"speaker.embedding.{i}" for i in range(256)]
-    names += [f"{c}.embedding.{i}" for c in embedded for i in range(EMBEDDING_DIM)]
+    names += [f"{c}.embedding.{i}" for c in embedded for i in range(text.EMBEDDING_DIM)]
     return names
 
 
@@ -169,8 +172,9 @@ def check_blueprint(bp: Blueprint, mode: Config) -> None:
             raise ValueError(
                 f"{bp.source}: blueprint lacks the {mode} context {what} for {', '.join(missing)}"
             )
-    for (a, b), name, value in zip(_SCALARS, _scalar_names(), _scalar_values(bp), strict=True):
+    for name, value in zip(_scalar_names(), _scalar_values(bp), strict=True):
         if not np.isfinite(value):
+            a, _, b = name.partition(".")
             why = prosody.UNDEFINED.get(b, "not finite") if a == prosody.NAME else "not finite"
             raise ValueError(
                 f"{bp.source}: feature {name} is undefined ({why}); the LiteScorer does not "
@@ -314,6 +318,8 @@ class LiteScorer:
                 distributions={d: probs[i, j].tolist() for j, d in enumerate(self.dimensions)},
                 content_pass=float(p[i]) if p is not None else None,
                 transcript=b.transcript.text,
+                language=b.transcript.language,
+                language_probability=b.transcript.language_probability,
                 audio=b.audio,
             )
             for i, b in enumerate(blueprints)
@@ -639,7 +645,7 @@ def train_lite_scorer(
 
 
 def _n_embedded(mode: Config) -> int:
-    return EMBEDDING_DIM * len(EMBEDDED_CONTEXTS[mode])
+    return text.EMBEDDING_DIM * len(EMBEDDED_CONTEXTS[mode])
 
 
 def _whitening_basis(x, k: int):

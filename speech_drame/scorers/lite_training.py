@@ -12,6 +12,7 @@ beside the scorers is written last.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections import deque
@@ -29,6 +30,7 @@ from speech_drame.features.blueprint import (
     CacheArg,
     iter_blueprints,
 )
+from speech_drame.languages import ALL_LABELS
 from speech_drame.schema import (
     CONTENT_PASS,
     CONTEXT_COLUMNS,
@@ -56,12 +58,15 @@ METRICS_FORMAT = 1
 
 @dataclass
 class Example:
-    """One clip of a split: id, encoded audio, context texts and annotator labels."""
+    """One clip of a split: id, encoded audio, context texts, annotator labels and the
+    language the release gives (the dataset's ``language`` column; None when unstated or when
+    the dataset was built before the column existed)."""
 
     id: str
     source: bytes
     contexts: dict[str, str]
     labels: dict[str, list[Any]]  # dimension -> every annotator's rating
+    language: str | None = None
 
 
 class SplitStream:
@@ -93,6 +98,8 @@ class SplitStream:
             self.label_keys.append(CONTENT_PASS)
         context = [CONTEXT_COLUMNS[name] for name in CONTEXTS[self.config]]
         self.columns = ["id", "audio", "annotations", *context]
+        if "language" in features:
+            self.columns.append("language")
         splits = builder.info.splits or {}
         self.n_rows: int | None = splits[split].num_examples if split in splits else None
 
@@ -121,6 +128,7 @@ class SplitStream:
             audio["bytes"],
             context_from_row(row, self.config, f"{self.where} {row['id']}"),
             {k: list(row["annotations"][k]) for k in self.label_keys},
+            row.get("language"),
         )
 
 
@@ -243,6 +251,22 @@ def format_table(config: Config, reports: Sequence[SplitReport]) -> str:
     )
     lines.append(f"{'clips scored':<38}" + "".join(f"{r.n_scored:>12d}" for r in reports))
     lines.append(f"{'clips failed':<38}" + "".join(f"{len(r.failures):>12d}" for r in reports))
+    seen = {g for r in reports for g in r.by_language}
+    for language in [g for g in ALL_LABELS if g in seen] + sorted(seen - set(ALL_LABELS)):
+        groups = [r.by_language.get(language, {}) for r in reports]
+        lines.append(
+            f"{f'average Pearson, {language}':<38}"
+            + "".join(cell((g.get("table") or {}).get("avg_pearson")) for g in groups)
+        )
+        lines.append(
+            f"{f'clips scored, {language}':<38}"
+            + "".join(f"{g.get('count', 0):>12d}" for g in groups)
+        )
+    if seen:
+        lines.append(
+            f"{'language differs from the release':<38}"
+            + "".join(f"{len(r.language_mismatches):>12d}" for r in reports)
+        )
     table = reports[0].table
     lines.append(f"label policy: {table['label_policy']} ({table['label_policy_rule']})")
     return "\n".join(lines)
@@ -277,9 +301,38 @@ def config_metrics(
                 "clips_failed": len(r.failures),
                 "failures": _failure_list(r.failures),
                 "table": r.table,
+                "by_language": r.by_language,
+                "language_mismatches": r.language_mismatches,
             }
             for r in reports
         },
+    }
+
+
+def read_reports(scorer_dir: str | os.PathLike) -> dict[str, list[SplitReport]]:
+    """The evaluation reports ``train-lite`` wrote to ``scorer_dir/metrics.json``, per config
+    (for :func:`format_table`).
+
+    Raises:
+        FileNotFoundError: no ``metrics.json`` (training did not finish there).
+    """
+    path = Path(scorer_dir) / METRICS_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no LiteScorer evaluation (run `speech-drame train-lite`)")
+    document = json.loads(path.read_text(encoding="utf-8"))
+    return {
+        config: [
+            SplitReport(
+                split,
+                entry["table"],
+                entry["clips_scored"],
+                {f["id"]: f["reason"] for f in entry["failures"]},
+                by_language=entry.get("by_language", {}),
+                language_mismatches=entry.get("language_mismatches", {}),
+            )
+            for split, entry in metrics["splits"].items()
+        ]
+        for config, metrics in document["configs"].items()
     }
 
 
@@ -305,9 +358,11 @@ def train_and_evaluate(
     under ``configs.<config>``: ``scorer`` (its folder), ``training`` (``dataset``, ``split``,
     ``labels_are_synthetic``, ``label_note``, ``clips_used``, ``clips_failed``, ``failures``
     as ``[{"id", "reason"}]``, ``options``) and ``splits.<split>`` (``clips_scored``,
-    ``clips_failed``, ``failures``, and ``table``: the full
+    ``clips_failed``, ``failures``, ``table``: the full
     :func:`~speech_drame.metrics.alignment_table`, whose undefined values are ``null`` with
-    the reason under ``table.notes``).
+    the reason under ``table.notes``; ``by_language``: per language (the release's, else the
+    identified one) its clip ``count`` and ``table`` (null below 3 clips, with the ``reason``); ``language_mismatches``:
+    clip id -> ``{"release", "identified"}``).
 
     Returns the reports per config; with ``echo`` the tables, failure counts and the paths
     written are printed.

@@ -1,7 +1,7 @@
 """Frozen frame encoders for the ranker, and their on-disk frame-feature cache.
 
-- :class:`WhisperEncoder` (offline default): Whisper tiny.en encoder states shipped with the
-  ASR package (:func:`speech_drame.features.asr.encoder_frames`), 384 values per 20 ms.
+- :class:`WhisperEncoder` (offline default): the multilingual Whisper base encoder states of
+  the ASR model (:func:`speech_drame.features.asr.encoder_frames`), 512 values per 20 ms.
 - :class:`HFEncoder`: any transformers SSL speech model (wav2vec 2.0, HuBERT, WavLM,
   data2vec-audio) from a name or folder, one hidden layer chosen by index.
 
@@ -21,7 +21,9 @@ from speech_drame.audio import SCORED_SECONDS, Audio, load_audio
 from speech_drame.features.cache import FeatureCache, audio_key
 from speech_drame.features.common import require, samples_16k
 
-WHISPER = "whisper-tiny.en"
+# The CLI's name for the offline encoder; it predates the multilingual model (the frames are
+# now Whisper base's), kept until the CLI, the ranker default and their docs are renamed together.
+WHISPER = "whisper-base"
 
 
 class FrameEncoder(Protocol):
@@ -37,15 +39,15 @@ class FrameEncoder(Protocol):
 
 
 class WhisperEncoder:
-    """Whisper tiny.en encoder states (CTranslate2 int8, offline)."""
+    """Multilingual Whisper base encoder states (CTranslate2 int8, offline)."""
 
-    cache_name = "frames-whisper-tiny.en"
-    dim = 384
+    cache_name = "frames-whisper-base"
 
     def __init__(self) -> None:
         from speech_drame.features import asr
 
         self.version = asr.VERSION
+        self.dim = asr.EMBEDDING_DIM
 
     def frames(self, audio: Audio) -> np.ndarray:
         from speech_drame.features.asr import encoder_frames
@@ -121,7 +123,7 @@ class HFEncoder:
 
 
 def build_encoder(spec: dict[str, Any] | str) -> FrameEncoder:
-    """An encoder from ``"whisper-tiny.en"``/a transformers name or folder, or a saved spec."""
+    """An encoder from ``WHISPER``/a transformers name or folder, or a saved spec."""
     if isinstance(spec, str):
         spec = {"kind": "whisper"} if spec == WHISPER else {"kind": "hf", "name": spec}
     if spec["kind"] == "whisper":

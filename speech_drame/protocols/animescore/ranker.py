@@ -28,7 +28,12 @@ from speech_drame.atomic_io import replace_dir, staging_dir, write_json
 from speech_drame.features.blueprint import CacheArg, resolve_cache
 from speech_drame.features.cache import FeatureCache
 from speech_drame.metrics import pairwise_preference
-from speech_drame.protocols.animescore.encoders import FrameEncoder, build_encoder, clip_frames
+from speech_drame.protocols.animescore.encoders import (
+    WHISPER,
+    FrameEncoder,
+    build_encoder,
+    clip_frames,
+)
 from speech_drame.protocols.animescore.pairs import PairSet, per_clip
 
 FORMAT = "speech-drame-animescore-ranker"
@@ -229,7 +234,7 @@ def _split(n: int, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 def train_ranker(
     pairs: PairSet,
-    encoder: FrameEncoder | str = "whisper-tiny.en",
+    encoder: FrameEncoder | str = WHISPER,
     config: RankerConfig | None = None,
     cache: CacheArg = "default",
     log: Callable[[str], None] | None = None,

@@ -7,8 +7,8 @@ Two separate protocols, as the paper keeps them apart:
 - full drama (:func:`~speech_drame.protocols.isdrama.protocol.score_dramas`): IPD/ILD MAE on
   binaural mel bands, ANG/DIS cosine of spatial embeddings and a GCC-PHAT direction check.
 
-The math lives in :mod:`.spatial`, :mod:`.f0_frame_error`, :mod:`.character_error_rate` and
-:mod:`.spatial_embedder`; :mod:`.manifest` reads the inputs.
+The math lives in :mod:`.spatial`, :mod:`.f0_frame_error`, :mod:`.spatial_embedder` and
+:mod:`speech_drame.text_metrics` (CER); :mod:`.manifest` reads the inputs.
 """
 
 from ..._lazy import lazy_attributes

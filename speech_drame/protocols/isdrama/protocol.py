@@ -31,8 +31,8 @@ import numpy as np
 
 from speech_drame.atomic_io import write_json, write_text
 from speech_drame.audio import Audio, load_audio, probe_seconds, resample
+from speech_drame.languages import LANGUAGE_NAMES, language_from_script
 from speech_drame.protocols.isdrama.alignment import align_frames
-from speech_drame.protocols.isdrama.character_error_rate import character_error_rate
 from speech_drame.protocols.isdrama.f0_frame_error import F0FrameError, f0_frame_error
 from speech_drame.protocols.isdrama.manifest import ManifestEntry
 from speech_drame.protocols.isdrama.spatial import (
@@ -44,15 +44,26 @@ from speech_drame.protocols.isdrama.spatial import (
     interaural_error,
 )
 from speech_drame.protocols.isdrama.spatial_embedder import SpatialEmbedder, cosine
+from speech_drame.text_metrics import character_error_rate
 
 MAX_SENTENCE_SECONDS = 30.0
 DRAMA_MAX_SAMPLES = 2**28  # whole dramas are analysed at once: up to 46 min of 48 kHz binaural
 LENGTH_TOLERANCE = 0.1  # seconds
 
-Transcriber = Callable[[Audio], str]  # 16 kHz mono audio -> transcript
 SpeakerEmbedder = Callable[[Audio], np.ndarray]  # 16 kHz mono audio -> 1-D embedding
 F0Tracker = Callable[[Audio], np.ndarray]  # 16 kHz mono audio -> F0 Hz per frame, 0 unvoiced
 ALIGNMENTS = ("length", "dtw")
+
+
+@dataclass(frozen=True)
+class Recogniser:
+    """The ASR behind the CER: ``name`` for the report, the ``languages`` it transcribes and
+    ``transcribe``: 16 kHz mono audio -> (transcript, language it was transcribed in)."""
+
+    name: str
+    languages: tuple[str, ...]
+    transcribe: Callable[[Audio], tuple[str, str]]
+
 
 SENTENCE_METRICS = ("cer", "sim", "ffe")
 DRAMA_METRICS = ("ipd_mae", "ild_mae", "ang_cos", "dis_cos", "azimuth_mae_deg", "side_agreement")
@@ -92,6 +103,16 @@ def _require_type(entry: ManifestEntry, expected: str, protocol: str) -> None:
         raise ValueError(
             f"{entry.where} (id={entry.id}): is a {entry.type} item; the {protocol} protocol "
             f"scores {expected} items only (ISDrama keeps sentence and drama metrics apart)"
+        )
+
+
+def _require_language(entry: ManifestEntry, asr: Recogniser) -> None:
+    language = language_from_script(entry.text or "")
+    if language is not None and language not in asr.languages:
+        raise ValueError(
+            f"{entry.where} (id={entry.id}): text {entry.text!r} is {LANGUAGE_NAMES[language]} "
+            f"but the ASR {asr.name} transcribes only {', '.join(asr.languages)}: "
+            "choose a recogniser for that language"
         )
 
 
@@ -146,7 +167,7 @@ def compare_f0(
 def score_sentences(
     entries: Iterable[ManifestEntry],
     *,
-    transcribe: Transcriber,
+    asr: Recogniser,
     embed_speaker: SpeakerEmbedder,
     track_f0: F0Tracker,
     length_tolerance: float = LENGTH_TOLERANCE,
@@ -155,20 +176,28 @@ def score_sentences(
 ) -> ProtocolResult:
     """Single-sentence protocol: CER (ASR vs script), SIM (vs prompt audio), FFE (vs reference).
 
+    Each script's language is read from its characters
+    (:func:`~speech_drame.languages.language_from_script`); a script in a language ``asr``
+    does not transcribe is refused before any audio is scored. Rows report that ``language``
+    and the ``asr_language`` the recogniser transcribed in; the settings name the model.
+
     ``align="length"`` compares the F0 tracks frame by frame over the shorter one, after the
     duration check described in the module docstring; ``align="dtw"`` compares them along a
     DTW path (any durations), which needs the tracker's hop as ``frame_period`` seconds.
     """
     if align not in ALIGNMENTS:
         raise ValueError(f"align must be one of {ALIGNMENTS}, got {align!r}")
-    settings: dict[str, Any] = {"sample_rate": 16_000, "align": align}
+    entries = list(entries)
+    for entry in entries:
+        _require_type(entry, "sentence", "single-sentence")
+        _require_language(entry, asr)
+    settings: dict[str, Any] = {"sample_rate": 16_000, "align": align, "asr_model": asr.name}
     if align == "length":
         settings["length_tolerance_s"] = length_tolerance
     else:
         settings["frame_period_s"] = frame_period
     result = ProtocolResult("single", SENTENCE_METRICS, settings)
     for entry in entries:
-        _require_type(entry, "sentence", "single-sentence")
         seconds = probe_seconds(entry.generated)
         if seconds > MAX_SENTENCE_SECONDS:
             raise ValueError(
@@ -181,12 +210,14 @@ def score_sentences(
             _aligned_length(
                 len(gen.samples), len(ref.samples), gen.sample_rate, length_tolerance, entry
             )
-        transcript = transcribe(gen)
+        transcript, language = asr.transcribe(gen)
         ffe = compare_f0(ref, gen, track_f0, align=align, frame_period=frame_period)
         result.rows.append(
             {
                 "id": entry.id,
                 "generated": str(entry.generated),
+                "language": language_from_script(entry.text or ""),
+                "asr_language": language,
                 "transcript": transcript,
                 "cer": character_error_rate(entry.text, transcript),
                 "sim": cosine(embed_speaker(gen), embed_speaker(prompt), "speaker embedding"),

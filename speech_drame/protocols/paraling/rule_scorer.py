@@ -1,8 +1,8 @@
 """Blueprint rule features as 0-3 aspect ratings: the offline comparator's scorer.
 
 - content: reading tasks, ``3 * (1 - CER)`` of the transcript against the sentence to read;
-  situational adaptation, the MiniLM similarity of the reply to the user's utterance mapped
-  from [0.1, 0.6] to [0, 3];
+  situational adaptation, the USE-multilingual similarity of the reply to the user's utterance
+  mapped from [0.1, 0.6] to [0, 3];
 - fluency: DNSMOS OVRL mapped from [1.5, 2.5] to [0, 3] (WORLD-vocoded piper speech scores
   2.0-2.8, the same speech in 5 dB noise 1.5-1.8);
 - paralinguistics: the mean over the query's targets of a directional check on one prosodic
@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from speech_drame.features.blueprint import Blueprint
+from speech_drame.text_metrics import character_error_rate
 
-from ..isdrama.character_error_rate import character_error_rate
 from .queries import Query
 
 Feature = Callable[[Blueprint], float]

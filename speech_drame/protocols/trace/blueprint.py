@@ -26,7 +26,7 @@ def trace_blueprint(bp: Blueprint) -> dict[str, Any]:
     """The blueprint as a JSON-ready dict with ``content``, ``voice_quality``, ``paralinguistics``.
 
     When the clip was extracted with a ``question`` context (the request), ``content`` also
-    holds ``relevance``: the MiniLM cosine similarity between transcript and request.
+    holds ``relevance``: the USE-multilingual cosine similarity between transcript and request.
     """
     p, v = bp.prosody, bp.voice_activity
     record = {

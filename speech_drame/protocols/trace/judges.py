@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from speech_drame.judges.client import ChatClient
+from speech_drame.text_metrics import count_words
 
 from ..chat_answers import VerdictError, ask_json
 from .blueprint import render_text
@@ -52,9 +53,10 @@ def typed_decision(ok1: bool, ok2: bool, score1: float, score2: float, margin: f
 class RuleThresholds:
     """Acceptability floors and tie margins of :class:`RuleJudge`.
 
-    Content: at least ``min_words`` recognised, Whisper no-speech probability below
-    ``max_no_speech`` and, when the blueprint carries it, MiniLM similarity to the request of
-    at least ``min_relevance``; compared by that similarity (else ASR confidence).
+    Content: at least ``min_words`` recognised (:func:`~speech_drame.text_metrics.count_words`:
+    a Mandarin character is a word), Whisper no-speech probability below ``max_no_speech`` and,
+    when the blueprint carries it, a USE-multilingual similarity to the request of at least
+    ``min_relevance``; compared by that similarity (else ASR confidence).
     Voice quality: DNSMOS OVRL of at least ``min_ovrl``; compared by OVRL.
     Paralinguistics: a word rate within ``words_per_s`` and an F0 spread of at least
     ``min_f0_std_st`` semitones (not monotone); compared by expressiveness, the F0 spread in
@@ -84,7 +86,7 @@ class RuleJudge:
 
     def _content(self, bp: Mapping[str, Any]) -> tuple[bool, float]:
         c = bp["content"]
-        ok = len(c["transcript"].split()) >= self.t.min_words
+        ok = count_words(c["transcript"]) >= self.t.min_words
         ok = ok and c["no_speech_prob"] < self.t.max_no_speech
         relevance = c.get("relevance")
         if relevance is None:
