@@ -5,6 +5,9 @@ The front matter is built with ``huggingface_hub.ModelCardData`` (``library_name
 ``base_model``, ``datasets``, ``pipeline_tag`` and a ``model-index`` holding the measured
 per-dimension Pearson and Content Pass accuracy); the body is the Jinja template, rendered by
 ``huggingface_hub.ModelCard.from_template``.
+
+A pushed LiteScorer's card (:func:`render_lite_model_card`, template ``lite_modelcard.md``) is
+built the same way from the ``metrics.json`` of ``speech-drame train-lite``.
 """
 
 from __future__ import annotations
@@ -28,8 +31,10 @@ from .audio_llm.qwen2_audio import (
 )
 from .audio_llm.tiny import TINY_MODEL
 from .labels import DEFAULT_LABEL_POLICY, LABEL_POLICIES
+from .languages import LANGUAGES
 from .prompts import rubric
 from .schema import CONTENT_PASS
+from .schema import dimensions as rated_dimensions
 
 PIPELINE_TAG = "audio-text-to-text"
 TASK_TYPE = "audio-classification"
@@ -244,4 +249,113 @@ def render_model_card(
         failures=sum(len(t.get("failures", [])) for t in evaluation.values()),
         load_id=load_id,
         example_fields=_EXAMPLE_FIELDS[config],
+    )
+
+
+# --- LiteScorer ------------------------------------------------------------------------------
+
+LITE_TAGS = ["speech-drame", "lite-scorer", "role-play", "speech-evaluation"]
+
+
+def _measured(config: str, table: Mapping[str, Any]) -> list[str]:
+    """The dimensions an alignment table measured: Content Pass (when there), then the rated."""
+    rated = [d for d in rated_dimensions(config) if f"{d}_pearson" in table]
+    return ([CONTENT_PASS] if "content_pass_accuracy" in table else []) + rated
+
+
+def lite_data_card(dataset: str | os.PathLike) -> DatasetCardInfo:
+    """The training data's card when its folder is here, else a licence of "not recorded"."""
+    if (Path(dataset) / "README.md").is_file():
+        return read_data_card(dataset)
+    return DatasetCardInfo("not recorded")
+
+
+def _language_rows(config: str, splits: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    rows = []
+    for split, entry in splits.items():
+        for language, group in entry.get("by_language", {}).items():
+            value = (group.get("table") or {}).get("avg_pearson")
+            shown = (
+                f"{value:.4f}"
+                if _finite(value)
+                else f"undefined ({group.get('reason') or 'not computed'})"
+            )
+            rows.append(
+                {
+                    "config": config,
+                    "split": split,
+                    "language": language,
+                    "count": group.get("count", 0),
+                    "avg_pearson": shown,
+                }
+            )
+    return rows
+
+
+def render_lite_model_card(
+    *,
+    model_id: str,
+    metrics: Mapping[str, Any],
+    feature_versions: Mapping[str, Mapping[str, str]],
+    data_card: DatasetCardInfo,
+) -> str:
+    """The README.md of a pushed LiteScorer folder.
+
+    ``metrics`` is the ``metrics.json`` that ``train-lite`` wrote (``dataset``, ``configs``);
+    ``feature_versions`` each config's ``config.json`` ``feature_versions``; ``data_card`` what
+    is known of the training data's card (:func:`lite_data_card`). The model-index holds every
+    finite Pearson r and Content Pass accuracy of every evaluated split.
+    """
+    from huggingface_hub import ModelCard, ModelCardData
+
+    configs = metrics["configs"]
+    name = dataset_name(metrics["dataset"])
+    results: list[Any] = []
+    rows: list[dict[str, Any]] = []
+    languages: list[dict[str, Any]] = []
+    scorers = []
+    for config, entry in configs.items():
+        tables = {split: e["table"] for split, e in entry["splits"].items()}
+        dims = list(dict.fromkeys(d for t in tables.values() for d in _measured(config, t)))
+        results += eval_results(tables, dims, dataset=name, config=config)
+        rows += [{"config": config, **r} for r in _results_rows(tables, dims, config)]
+        languages += _language_rows(config, entry["splits"])
+        training = entry["training"]
+        scorers.append(
+            {
+                "config": config,
+                "dimensions": [rubric(config, d).name for d in dims],
+                "clips_used": training["clips_used"],
+                "clips_failed": training["clips_failed"],
+                "feature_versions": dict(feature_versions[config]),
+            }
+        )
+    trainings = [entry["training"] for entry in configs.values()]
+    policy = trainings[0]["options"]["label_policy"]
+    synthetic = [t for t in trainings if t["labels_are_synthetic"]]
+    seen = {g for e in configs.values() for s in e["splits"].values() for g in s["by_language"]}
+    card_data = ModelCardData(
+        library_name="speech-drame",
+        datasets=[name],
+        language=[code for code in LANGUAGES if code in seen] or None,
+        tags=LITE_TAGS + (["synthetic-labels"] if synthetic else []),
+        model_name=model_id,
+        eval_results=results or None,
+    )
+    return templates.render(
+        ModelCard,
+        card_data,
+        templates.read_template(templates.LITE_MODEL_CARD),
+        model_id=model_id,
+        configs=list(configs),
+        synthetic=bool(synthetic),
+        synthetic_note=(synthetic[0]["label_note"] if synthetic else None) or "",
+        scorers=scorers,
+        dataset=name,
+        dataset_license=data_card.license,
+        source_note=data_card.source_note,
+        label_policy=policy,
+        label_policy_text=LABEL_POLICIES[policy],
+        results=rows,
+        languages=languages,
     )

@@ -100,6 +100,7 @@ def test_the_wheel_carries_the_templates_and_renders_the_cards(tmp_path):
     site = build_and_install(_copy_source(tmp_path / "src"), tmp_path)
     assert sorted(p.name for p in (site / "speech_drame" / "templates").glob("*.md")) == [
         "datasetcard.md",
+        "lite_modelcard.md",
         "modelcard.md",
     ]
     pool = json.loads((site / "speech_drame" / "resources" / "instruction_pool.json").read_text())

@@ -1,4 +1,4 @@
-"""`speech-drame build`: official-format release folder -> Hub-ready dataset folder."""
+"""`speech-drame build`: official-format release (folder or Hub dataset) -> Hub-ready dataset folder."""
 
 from __future__ import annotations
 
@@ -7,7 +7,15 @@ import argparse
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--source", required=True, help="release folder with archetype_data/ and realism_data/"
+        "--source",
+        required=True,
+        help="release folder with archetype_data/ and realism_data/, or a Hub dataset: "
+        "ORG/NAME (when no such local path exists) or hf://datasets/ORG/NAME",
+    )
+    parser.add_argument(
+        "--revision",
+        help="branch, tag or commit of a Hub --source (default: the main branch; "
+        "the commit it resolved to is recorded in build_report.json)",
     )
     parser.add_argument(
         "--out", default="speech-drame", help="output dataset folder (default: speech-drame)"
@@ -49,11 +57,15 @@ def run(args: argparse.Namespace) -> int:
             license_id=args.license,
             source_note=args.source_note,
             progress=not args.quiet,
+            revision=args.revision,
         )
     except BuildError as exc:  # an output folder refused: bad usage, like a bad record
         raise ValueError(str(exc)) from None
     for message in report.cleanup:
         print(message)
+    if report.source_hub:
+        hub = report.source_hub
+        print(f"source: {hub['repo_id']} at {hub['revision']} (commit {hub['commit']})")
     print(f"built {report.output} in {report.seconds_elapsed:.1f} s")
     print(summarize(report))
     return 0

@@ -7,26 +7,48 @@ import argparse
 from .options import add_feature_cache_options, add_label_policy_option, feature_cache
 
 
+def _push_token(args: argparse.Namespace) -> str | None:
+    """Check the push options before training; the token of a real push (else ``None``)."""
+    from speech_drame.hub_push import LITE_FLAGS, check_push_access
+    from speech_drame.scorers.drame_eval import HUB_ID
+
+    if args.push_to_hub is None:
+        if args.dry_run or args.private:
+            raise ValueError("--dry-run and --private need --push-to-hub ORG/NAME")
+        return None
+    if not HUB_ID.fullmatch(args.push_to_hub):
+        raise ValueError(f"--push-to-hub needs a Hub id ORG/NAME, not {args.push_to_hub!r}")
+    return None if args.dry_run else check_push_access(args.push_to_hub, LITE_FLAGS)
+
+
 def run(args: argparse.Namespace) -> int:
     from speech_drame.data.card import labels_are_synthetic
-    from speech_drame.scorers.lite import TrainingOptions
+    from speech_drame.scorers.lite import TrainingOptions, default_scorer_dir
     from speech_drame.scorers.lite_training import train_and_evaluate
 
+    token = _push_token(args)
     options = TrainingOptions(epochs=args.epochs, seed=args.seed, label_policy=args.label_policy)
     if labels_are_synthetic(args.dataset):
         print(
             "note: this dataset's labels are simulated annotators (synthetic proxy labels); "
             "the table shows that they are learnable, not alignment with human judgement\n"
         )
+    out = args.out or default_scorer_dir()
     train_and_evaluate(
         args.dataset,
-        args.out,
+        out,
         configs=args.configs,
         options=options,
         cache=feature_cache(args),
         progress=not args.quiet,
         batch_size=args.batch_size,
     )
+    if args.push_to_hub is not None:
+        from speech_drame.hub_push import push_lite_scorer
+
+        push_lite_scorer(
+            out, args.push_to_hub, dry_run=args.dry_run, private=args.private or None, token=token
+        )
     return 0
 
 
@@ -48,4 +70,18 @@ def register(subparsers) -> None:
         help="clips read and decoded at once (memory does not grow with the dataset)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument(
+        "--push-to-hub",
+        metavar="ORG/NAME",
+        help="after training, upload the scorers, metrics.json and a model card (README.md) to "
+        "this Hub model repo (token access is checked before training)",
+    )
+    parser.add_argument(
+        "--private", action="store_true", help="create the Hub repo private (with --push-to-hub)"
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="with --push-to-hub: write the card and list the files and sizes; upload nothing",
+    )
     parser.set_defaults(func=run)

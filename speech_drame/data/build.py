@@ -31,7 +31,15 @@ from ..audio import AudioError, load_audio
 from ..schema import CONFIGS, SEMANTIC_MATCH, Config, RecordError, validate_record
 from .card import render_card
 from .features import config_features, record_row
-from .release import JsonlFile, RawLine, find_jsonl_files, iter_lines, resolve_wav_path
+from .hub_source import ReleaseSource, open_source
+from .release import (
+    JsonlFile,
+    RawLine,
+    extract_archives,
+    find_jsonl_files,
+    iter_lines,
+    resolve_wav_path,
+)
 
 SHARD_BYTES = 256 * 2**20  # audio bytes per parquet shard
 ROW_GROUP_BYTES = 32 * 2**20  # bounded memory while writing and reading
@@ -58,6 +66,10 @@ class BuildReport:
     dropped: list[dict[str, str]] = field(default_factory=list)
     missing_audio: list[dict[str, str]] = field(default_factory=list)
     cleanup: list[str] = field(default_factory=list)  # what killed earlier builds left
+    # a Hub source: {"repo_id", "revision" (requested), "commit" (resolved sha)}
+    source_hub: dict[str, str] | None = None
+    # archives unpacked for their audio: [{"archive", "files", "bytes"}]
+    extracted: list[dict[str, Any]] = field(default_factory=list)
     seconds_elapsed: float = 0.0
 
 
@@ -152,16 +164,27 @@ def _scan(files: list[JsonlFile], skip_invalid: bool, report: BuildReport) -> di
 
 
 def _row_for(
-    line: RawLine, source: Path, extra_dims: tuple[str, ...], report: BuildReport
+    line: RawLine,
+    release: ReleaseSource,
+    extracted: Path,
+    extra_dims: tuple[str, ...],
+    report: BuildReport,
 ) -> tuple[dict, int] | None:
     """Validate, resolve and check the audio of one line (the row and its audio bytes); None
-    if its audio is missing."""
+    if its audio is missing. Audio is looked up in the release and in ``extracted``."""
     record = validate_record(line.record, line.file.config, line.where)
     where = f"record {record.id!r} ({line.where})"
     for dim in extra_dims:  # e.g. semantic_match absent from this record but present in others
         record.annotations.setdefault(dim, [None] * record.n_annotators)
         record.not_applicable.setdefault(dim, [False] * record.n_annotators)
-    wav = resolve_wav_path(source, line.file.path.parent, record.fields["wav_path"], where)
+    wav = resolve_wav_path(
+        release.path,
+        line.file.path.parent,
+        record.fields["wav_path"],
+        where,
+        extracted=extracted,
+        boundary=release.boundary,
+    )
     if wav is None:
         report.missing_audio.append({"where": where, "wav_path": record.fields["wav_path"]})
         return None
@@ -254,8 +277,15 @@ def build_dataset(
     license_id: str = "other",
     source_note: str | None = None,
     progress: bool = True,
+    revision: str | None = None,
 ) -> BuildReport:
-    """Build the Hub-ready dataset folder ``out`` from the release folder ``source``.
+    """Build the Hub-ready dataset folder ``out`` from the release ``source``.
+
+    ``source`` is a release folder, or a Hub dataset (``ORG/NAME`` when no such local path
+    exists, or ``hf://datasets/ORG/NAME``) downloaded at ``revision`` (default: the main branch)
+    into the Hub cache; the report's ``source_hub`` records repository, revision and commit.
+    Audio archives in the release are unpacked beside ``out`` for the build (listed under
+    ``extracted``) and removed afterwards.
 
     Records are validated against the official schema; an invalid record raises
     :class:`~speech_drame.schema.RecordError` naming its id and field, or with ``skip_invalid``
@@ -263,6 +293,8 @@ def build_dataset(
     it is left out and listed under ``missing_audio``. The previous ``out`` survives any failure.
 
     Raises:
+        FileNotFoundError: ``source`` is neither a release folder nor an available Hub dataset.
+        ArchiveError: an archive member is unsafe (outside its folder, a link, too large).
         BuildError: ``out`` is, holds or lies inside ``source``; ``out`` is an existing folder
             that is not an earlier build (no ``build_report.json``) and ``overwrite`` is off;
             or no record could be built.
@@ -270,10 +302,11 @@ def build_dataset(
     from tqdm.auto import tqdm
 
     started = time.perf_counter()
-    source, out = Path(source).resolve(), Path(out).resolve()
+    release = open_source(source, revision)
+    source, out = release.path, Path(out).resolve()
     check_output(source, out, overwrite=True)  # the paths only: nothing is touched yet
     files = find_jsonl_files(source, split_map)
-    report = BuildReport(source=str(source), output=str(out))
+    report = BuildReport(source=str(source), output=str(out), source_hub=release.hub)
     report.cleanup = recover_output(out)
     check_output(source, out, overwrite)
     extras = _scan(files, skip_invalid, report)
@@ -282,7 +315,10 @@ def build_dataset(
 
     staging = atomic_io.staging_dir(out)
     (staging / OWNER_FILE).write_text(str(os.getpid()), encoding="utf-8")
+    unpacked = atomic_io.staging_dir(out)  # removed whatever happens; recovered if killed
+    (unpacked / OWNER_FILE).write_text(str(os.getpid()), encoding="utf-8")
     try:
+        report.extracted = extract_archives(source, unpacked / "audio")
         features = {c: config_features(c, tuple(sorted(extras[c]))) for c in CONFIGS}
         writers: dict[tuple[Config, str], _ShardWriter] = {}  # one per split, across files
         na_counts: Counter = Counter()
@@ -302,7 +338,8 @@ def build_dataset(
                     continue
                 bar.update()
                 try:
-                    built = _row_for(line, source, tuple(sorted(extras[file.config])), report)
+                    dims = tuple(sorted(extras[file.config]))
+                    built = _row_for(line, release, unpacked / "audio", dims, report)
                 except RecordError as exc:
                     if not skip_invalid:
                         raise
@@ -348,6 +385,8 @@ def build_dataset(
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    finally:
+        shutil.rmtree(unpacked, ignore_errors=True)
     return report
 
 

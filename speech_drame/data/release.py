@@ -1,20 +1,36 @@
-"""Reading an official-format EvalBench release: JSONL files, splits and audio paths.
+"""Reading an official-format EvalBench release: record files, splits, archives and audio paths.
 
-A release folder holds ``archetype_data/*.jsonl`` and ``realism_data/*.jsonl`` with the audio
-beside them. The split of a file comes from its name (``train.jsonl`` -> ``train``) unless an
-explicit mapping says otherwise. ``wav_path`` values may carry a prefix of the authors' machine
+A release folder holds ``archetype_data/`` and ``realism_data/`` record files with the audio
+beside them, in folders or in archives (``.zip``, ``.tar``, ``.tar.gz``). A record file is
+``.jsonl`` (JSON Lines) or ``.json`` (a JSON array of records, or JSON Lines). The split of a
+file comes from its name (``train.jsonl`` -> ``train``) unless an explicit mapping says
+otherwise. ``wav_path`` values may carry a prefix of the authors' machine
 (``speech_drame/finetuning/data/realism_data/x.wav``); they are resolved by their trailing path
-under the source folder, and never to anything outside it.
+under the source folder (or where its archives were unpacked), and never to anything outside it.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
+import stat
+import tarfile
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import IO
 
 from ..schema import DATA_DIRS, SPLITS, Config, RecordError
+
+RECORD_SUFFIXES = (".jsonl", ".json")
+ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz")
+MAX_MEMBER_BYTES = 2**32  # one archive member (no clip comes near it)
+MAX_ARCHIVE_BYTES = 2**40  # all members of one archive
+
+
+class ArchiveError(ValueError):
+    """An archive of the release cannot be unpacked safely; the message names archive and member."""
 
 
 @dataclass(frozen=True)
@@ -26,13 +42,18 @@ class JsonlFile:
 
 @dataclass(frozen=True)
 class RawLine:
+    """One record of a file: ``line_no`` is its 1-based line (JSON Lines) or, with
+    ``in_array``, its 0-based element index in a JSON array."""
+
     file: JsonlFile
     line_no: int
     record: object
+    in_array: bool = False
 
     @property
     def where(self) -> str:
-        return f"{self.file.path.name}:{self.file.config}:{self.line_no}"
+        position = f"element {self.line_no}" if self.in_array else str(self.line_no)
+        return f"{self.file.path.name}:{self.file.config}:{position}"
 
 
 def parse_split_map(items: list[str] | None) -> dict[str, str]:
@@ -47,14 +68,15 @@ def parse_split_map(items: list[str] | None) -> dict[str, str]:
 
 
 def find_jsonl_files(source: Path, split_map: dict[str, str] | None = None) -> list[JsonlFile]:
-    """List the release's JSONL files with the split each one feeds."""
+    """List the release's record files (``.jsonl``, ``.json``) with the split each one feeds."""
     source = Path(source)
     if not source.is_dir():
         raise FileNotFoundError(f"release folder not found: {source}")
     split_map = split_map or {}
     files: list[JsonlFile] = []
     for config, folder in DATA_DIRS.items():
-        for path in sorted((source / folder).glob("*.jsonl")):
+        paths = [p for p in (source / folder).glob("*.json*") if p.suffix in RECORD_SUFFIXES]
+        for path in sorted(paths):
             split = split_map.get(path.stem, path.stem)
             if split not in SPLITS[config]:
                 raise ValueError(
@@ -65,13 +87,39 @@ def find_jsonl_files(source: Path, split_map: dict[str, str] | None = None) -> l
             files.append(JsonlFile(config, split, path))
     if not files:
         raise FileNotFoundError(
-            f"{source}: no archetype_data/*.jsonl or realism_data/*.jsonl (not an EvalBench release)"
+            f"{source}: no archetype_data/*.jsonl|json or realism_data/*.jsonl|json "
+            "(not an EvalBench release)"
         )
     return files
 
 
+def _is_json_array(path: Path) -> bool:
+    """Whether the file's first non-blank character opens a JSON array."""
+    with path.open(encoding="utf-8") as handle:
+        while chunk := handle.read(4096):
+            if text := chunk.lstrip():
+                return text.startswith("[")
+    return False
+
+
+def _iter_array(file: JsonlFile) -> Iterator[RawLine]:
+    """Yield the elements of a ``.json`` file holding a JSON array of records."""
+    try:
+        records = json.loads(file.path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise RecordError(f"{file.path}:{exc.lineno}", "<file>", f"invalid JSON ({exc})") from None
+    for index, record in enumerate(records):
+        yield RawLine(file, index, record, in_array=True)
+
+
 def iter_lines(file: JsonlFile) -> Iterator[RawLine]:
-    """Yield the parsed records of one JSONL file; a malformed line is a RecordError."""
+    """Yield the parsed records of one record file; malformed JSON is a RecordError.
+
+    A ``.json`` file holding a JSON array yields its elements; any other file is JSON Lines.
+    """
+    if file.path.suffix == ".json" and _is_json_array(file.path):
+        yield from _iter_array(file)
+        return
     with file.path.open(encoding="utf-8") as handle:
         for line_no, line in enumerate(handle, start=1):
             if not line.strip():
@@ -100,15 +148,31 @@ def _wav_parts(wav_path: str) -> tuple[str, ...]:
     return tuple(p for p in parts if p not in ("/", "\\") and not p.endswith((":\\", ":")))
 
 
-def resolve_wav_path(source: Path, jsonl_dir: Path, wav_path: str, where: str) -> Path | None:
-    """Resolve a record's ``wav_path`` to a file under ``source``.
+def resolve_wav_path(
+    source: Path,
+    jsonl_dir: Path,
+    wav_path: str,
+    where: str,
+    *,
+    extracted: Path | None = None,
+    boundary: Path | None = None,
+) -> Path | None:
+    """Resolve a record's ``wav_path`` to a file under ``source`` (or ``extracted``).
 
-    Tries the path relative to the JSONL's folder and the source folder, then drops leading
-    components one at a time (the authors' machine prefix). Returns ``None`` when no candidate
-    exists (the audio is absent). Raises :class:`RecordError` when the path climbs out of the
-    source folder (``..``) or a candidate resolves outside it (e.g. through a symlink).
+    Tries the path relative to the JSONL's folder and the source folder, then the same two
+    places under ``extracted`` (where :func:`extract_archives` unpacked the release's archives),
+    then drops leading components one at a time (the authors' machine prefix). Returns the file
+    found, under its own name (a Hub snapshot's files link to blobs named by hash), or ``None``
+    when no candidate exists (the audio is absent). Raises :class:`RecordError` when the path
+    climbs out of the source folder (``..``) or a candidate resolves outside ``boundary``
+    (default: the source folder) and ``extracted`` (e.g. through a symlink).
     """
     root = Path(source).resolve()
+    allowed = [Path(boundary).resolve() if boundary else root]
+    bases = [jsonl_dir, root]
+    if extracted is not None:
+        allowed.append(Path(extracted).resolve())
+        bases += [allowed[-1] / Path(jsonl_dir).resolve().relative_to(root), allowed[-1]]
     parts = _wav_parts(wav_path)
     if not parts:
         raise RecordError(where, "wav_path", f"{wav_path!r} names no file")
@@ -118,13 +182,109 @@ def resolve_wav_path(source: Path, jsonl_dir: Path, wav_path: str, where: str) -
         )
     for start in range(len(parts)):
         tail = Path(*parts[start:])
-        for base in (jsonl_dir, root):
+        for base in bases:
             candidate = base / tail
             if candidate.is_file():
                 resolved = candidate.resolve()
-                if not resolved.is_relative_to(root):
+                if not any(resolved.is_relative_to(folder) for folder in allowed):
                     raise RecordError(
                         where, "wav_path", f"{wav_path!r} resolves outside the source folder {root}"
                     )
-                return resolved
+                return candidate
     return None
+
+
+def find_archives(source: Path) -> list[Path]:
+    """The release's audio archives (``.zip``, ``.tar``, ``.tar.gz``, ``.tgz``), sorted."""
+    paths = Path(source).rglob("*")
+    return sorted(p for p in paths if p.name.endswith(ARCHIVE_SUFFIXES) and p.is_file())
+
+
+def extract_archives(source: Path, target: Path) -> list[dict[str, object]]:
+    """Unpack every archive of ``source`` into ``target``, each into the folder mirroring its own
+    (``realism_data/audio.zip`` -> ``target/realism_data/``); return one report entry per
+    archive: ``{"archive": path in the release, "files": count, "bytes": total}``.
+
+    Only regular files and folders are unpacked. Raises :class:`ArchiveError` (naming archive
+    and member) for a member that is absolute or climbs out (``..``), a link or device, larger
+    than :data:`MAX_MEMBER_BYTES` (or the archive's total above :data:`MAX_ARCHIVE_BYTES`), a
+    name already unpacked, or an unreadable archive.
+    """
+    source = Path(source)
+    entries: list[dict[str, object]] = []
+    for archive in find_archives(source):
+        dest = Path(target) / archive.parent.relative_to(source)
+        name = archive.relative_to(source).as_posix()
+        try:
+            if archive.suffix == ".zip":
+                files, nbytes = _extract_zip(archive, dest)
+            else:
+                files, nbytes = _extract_tar(archive, dest)
+        except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as exc:
+            raise ArchiveError(f"{archive}: cannot be unpacked ({exc})") from None
+        entries.append({"archive": name, "files": files, "bytes": nbytes})
+    return entries
+
+
+def _member_path(archive: Path, dest: Path, name: str) -> Path:
+    """Where member ``name`` is unpacked under ``dest``; refuses absolute and climbing names."""
+    posix = PurePosixPath(name.replace("\\", "/"))
+    if posix.is_absolute() or PureWindowsPath(name).drive or ".." in posix.parts:
+        raise ArchiveError(f"{archive}: member {name!r} would be unpacked outside {dest}")
+    return dest.joinpath(*(p for p in posix.parts if p != "."))
+
+
+def _check_size(archive: Path, name: str, size: int, total: int) -> None:
+    if size > MAX_MEMBER_BYTES:
+        raise ArchiveError(
+            f"{archive}: member {name!r} declares {size} bytes (limit {MAX_MEMBER_BYTES})"
+        )
+    if total + size > MAX_ARCHIVE_BYTES:
+        raise ArchiveError(
+            f"{archive}: member {name!r} takes the archive over {MAX_ARCHIVE_BYTES} bytes unpacked"
+        )
+
+
+def _write_member(archive: Path, name: str, stream: IO[bytes], path: Path) -> None:
+    """Copy one member to ``path``, which no earlier member (of any archive) may have written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        out = path.open("xb")
+    except FileExistsError:
+        raise ArchiveError(f"{archive}: member {name!r}: {path} was already unpacked") from None
+    with out:
+        shutil.copyfileobj(stream, out, 1 << 20)
+
+
+def _extract_zip(archive: Path, dest: Path) -> tuple[int, int]:
+    files = total = 0
+    with zipfile.ZipFile(archive) as zf:
+        for info in zf.infolist():
+            path = _member_path(archive, dest, info.filename)
+            if info.is_dir():
+                path.mkdir(parents=True, exist_ok=True)
+                continue
+            if stat.S_IFMT(info.external_attr >> 16) not in (0, stat.S_IFREG):  # 0: no Unix type
+                raise ArchiveError(f"{archive}: member {info.filename!r} is not a regular file")
+            _check_size(archive, info.filename, info.file_size, total)
+            with zf.open(info) as stream:
+                _write_member(archive, info.filename, stream, path)
+            files, total = files + 1, total + info.file_size
+    return files, total
+
+
+def _extract_tar(archive: Path, dest: Path) -> tuple[int, int]:
+    files = total = 0
+    with tarfile.open(archive) as tf:
+        for member in tf:
+            path = _member_path(archive, dest, member.name)
+            if member.isdir():
+                path.mkdir(parents=True, exist_ok=True)
+                continue
+            if not member.isfile():
+                raise ArchiveError(f"{archive}: member {member.name!r} is not a regular file")
+            _check_size(archive, member.name, member.size, total)
+            with tf.extractfile(member) as stream:  # type: ignore[union-attr]  # a regular file
+                _write_member(archive, member.name, stream, path)
+            files, total = files + 1, total + member.size
+    return files, total

@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 from collections.abc import Iterable, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
@@ -55,6 +56,7 @@ N_LEVELS = SCORE_MAX - SCORE_MIN + 1
 LEVELS = np.arange(SCORE_MIN, SCORE_MAX + 1, dtype=np.float64)
 CONFIG_FILE, WEIGHTS_FILE = "config.json", "model.safetensors"
 SCORER_ENV = "SPEECH_DRAME_LITE_SCORER"
+HUB_REF = re.compile(r"(?P<repo>[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)(?:@(?P<revision>[\w./-]+))?")
 # clip embeddings that enter the vector as they are (realism overfits on them: 256 clips)
 CLIP_EMBEDDINGS: dict[str, tuple[str, ...]] = {
     "archetype": ("transcript", "speaker"),
@@ -475,6 +477,44 @@ def lite_scorer_id(scorer: LiteScorer) -> str:
         h.update(name.encode())
         h.update(tensor.detach().cpu().numpy().tobytes())
     return f"lite-{h.hexdigest()[:16]}"
+
+
+def hub_scorer_dir(repo_id: str, revision: str | None = None) -> Path:
+    """The local snapshot of the Hub LiteScorer repo ``repo_id`` at ``revision`` (default
+    ``main``), by ``huggingface_hub.snapshot_download``: read from the Hub cache when there
+    (the only source under ``HF_HUB_OFFLINE=1``), else downloaded.
+
+    Raises:
+        ScorerError: the repo or revision cannot be fetched (and is not cached).
+    """
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+
+    try:
+        return Path(snapshot_download(repo_id, revision=revision, repo_type="model"))
+    except (HfHubHTTPError, LocalEntryNotFoundError, OSError) as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ScorerError(
+            f"cannot fetch the LiteScorer {repo_id}@{revision or 'main'} from the Hub "
+            f"(nor find it in the Hub cache): {first}"
+        ) from None
+
+
+def resolve_scorer_path(target: str | None) -> Path | None:
+    """Where the scorer ``lite:TARGET`` is: ``None`` (the default folder) for no target, the
+    local path when it exists, else the Hub snapshot of ``ORG/NAME[@REVISION]``
+    (:func:`hub_scorer_dir`); any other target stays a (missing) local path."""
+    if not target:
+        return None
+    if Path(target).exists():
+        return Path(target)
+    ref = HUB_REF.fullmatch(target)
+    if ref is None:
+        return Path(target)
+    try:
+        return hub_scorer_dir(ref["repo"], ref["revision"])
+    except ScorerError as exc:
+        raise ScorerError(f"lite:{target}: no such local folder, and {exc}") from None
 
 
 class LiteEvaluator:

@@ -4,7 +4,9 @@ Specs:
 
 - ``lite`` or ``lite:PATH``: a trained LiteScorer folder (one per config as ``PATH/<config>``,
   or a single config's folder); ``lite`` alone is :func:`~.lite.default_scorer_dir`. A bare
-  ``PATH`` is short for ``lite:PATH``.
+  ``PATH`` is short for ``lite:PATH``. ``lite:ORG/NAME[@REVISION]`` that is not a local path
+  is a LiteScorer pushed to the Hub (``train-lite --push-to-hub``), fetched with
+  ``huggingface_hub.snapshot_download`` (its cache, or the network).
 - ``drame-eval:PATH_OR_HUB_ID``: a DRAME-Eval evaluator folder, a ``train.py`` output folder
   (its ``evaluator/``) or a Hub id ``ORG/NAME``.
 - ``judge:MODEL@URL``: a chat judge, e.g. ``judge:qwen2-audio@http://127.0.0.1:8000/v1``;
@@ -23,7 +25,8 @@ from .base import Scorer, ScorerError
 
 KINDS = ("lite", "drame-eval", "judge")
 SPEC_HELP = (
-    "lite[:PATH] (a trained LiteScorer; default artifacts/lite_scorer), "
+    "lite[:PATH|:ORG/NAME[@REVISION]] (a trained LiteScorer, local or on the Hub; default "
+    "artifacts/lite_scorer), "
     "drame-eval:PATH_OR_HUB_ID (a DRAME-Eval audio-LLM evaluator) or judge:MODEL@URL "
     "(a zero/few-shot chat judge); a bare PATH means lite:PATH"
 )
@@ -89,9 +92,10 @@ def load_scorer(
     if decoding is not None and parsed.kind != "drame-eval":
         raise ValueError(f"decoding {decoding!r} applies to drame-eval scorers only, not {parsed}")
     if parsed.kind == "lite":
-        from .lite import LiteEvaluator
+        from .lite import LiteEvaluator, resolve_scorer_path
 
-        return LiteEvaluator.load(parsed.target or None, config, cache=cache, workers=workers)
+        folder = resolve_scorer_path(parsed.target)
+        return LiteEvaluator.load(folder, config, cache=cache, workers=workers)
     if parsed.kind == "drame-eval":
         from .drame_eval import DrameEvalScorer
 

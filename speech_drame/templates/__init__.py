@@ -3,7 +3,9 @@
 - ``datasetcard.md``: the ``README.md`` of a Hub-ready dataset folder
   (:func:`speech_drame.data.card.render_card`);
 - ``modelcard.md``: the ``README.md`` of an exported DRAME-Eval evaluator
-  (:func:`speech_drame.model_card.render_model_card`).
+  (:func:`speech_drame.model_card.render_model_card`);
+- ``lite_modelcard.md``: the ``README.md`` of a pushed LiteScorer
+  (:func:`speech_drame.model_card.render_lite_model_card`).
 
 Each is rendered by ``huggingface_hub``'s card classes (``DatasetCard`` / ``ModelCard``
 ``.from_template``): the YAML front matter is the card data (``{{ card_data }}``), the body the
@@ -16,10 +18,11 @@ from __future__ import annotations
 from importlib.resources import files
 from typing import Any
 
-__all__ = ["DATASET_CARD", "MODEL_CARD", "read_template", "render"]
+__all__ = ["DATASET_CARD", "LITE_MODEL_CARD", "MODEL_CARD", "read_template", "render"]
 
 DATASET_CARD = "datasetcard.md"
 MODEL_CARD = "modelcard.md"
+LITE_MODEL_CARD = "lite_modelcard.md"
 
 
 def read_template(name: str) -> str:
