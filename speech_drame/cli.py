@@ -32,6 +32,7 @@ COMMANDS = (
     "animescore",
     "import_predictions",
     "table",
+    "push_metric",
 )
 
 

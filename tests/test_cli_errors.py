@@ -20,6 +20,7 @@ def bad_usage(tmp: str) -> dict[tuple[str, ...], list[str]]:
     return {
         ("build",): ["--source", missing, "--out", f"{tmp}/out", "--quiet"],
         ("summary",): ["--dataset", missing],
+        ("push_metric",): ["someone/metric", "--folder", missing, "--dry-run"],
         ("agreement",): ["--dataset", missing],
         ("score",): [f"{tmp}/x.wav", "--mode", "archetype", "--question", "q",
                      "--scorer", f"lite:{missing}"],

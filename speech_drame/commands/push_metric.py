@@ -1,0 +1,61 @@
+"""`speech-drame push-metric`: upload the drame_metric folder to a Hub metric Space.
+
+The folder's files go up with a wheel of this package, built from the checkout, which the
+Space's ``requirements.txt`` installs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+
+METRIC_FOLDER = "evaluate_metric/drame_metric"
+COMMIT_MESSAGE = "Upload drame_metric Space (speech-drame push-metric)"
+
+
+def run(args: argparse.Namespace) -> int:
+    from speech_drame.hub_push import (
+        PushFlags,
+        check_push_access,
+        metric_space_files,
+        metric_space_stage,
+        push_folder,
+    )
+    from speech_drame.scorers.drame_eval import HUB_ID
+
+    if not HUB_ID.fullmatch(args.repo_id):
+        raise ValueError(f"push-metric needs a Hub id ORG/NAME, not {args.repo_id!r}")
+    metric_space_files(args.folder)  # a missing folder is refused before any request
+    flags = PushFlags("push-metric", "--dry-run", "set HF_TOKEN or run `hf auth login`")
+    token = None if args.dry_run else check_push_access(args.repo_id, flags)
+    with tempfile.TemporaryDirectory(prefix="drame-metric-space-") as tmp:
+        stage = metric_space_stage(args.folder, tmp)
+        push_folder(
+            stage,
+            metric_space_files(stage),
+            args.repo_id,
+            dry_run=args.dry_run,
+            commit_message=COMMIT_MESSAGE,
+            private=args.private or None,
+            token=token,
+            repo_type="space",
+            space_sdk="gradio",
+        )
+    return 0
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("push-metric", help=__doc__.split("\n")[0].split(": ", 1)[1])
+    parser.add_argument("repo_id", metavar="ORG/NAME", help="the Hub Space to create or update")
+    parser.add_argument(
+        "--folder",
+        default=METRIC_FOLDER,
+        help="the metric Space folder whose files are uploaded (run from the repository root)",
+    )
+    parser.add_argument("--private", action="store_true", help="create the Space private")
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="build the wheel, list the files and their sizes; send nothing (no token needed)",
+    )
+    parser.set_defaults(func=run)
