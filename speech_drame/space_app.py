@@ -232,10 +232,9 @@ def result_markdown(result: ClipScores) -> str:
     """Scores and 5-way distributions as a Markdown table, with what reading the audio did
     (the 30 s cut, the scaling into [-1, 1]) above it."""
     lines = [f"> {n}" for n in (result.audio.notes() if result.audio is not None else [])]
-    if result.language is not None:
-        lines.append(
-            f"Spoken language: {describe_language(result.language, result.language_probability)}"
-        )
+    if result.language is not None:  # its own paragraph: not inside the notes' quote
+        spoken = describe_language(result.language, result.language_probability)
+        lines += ["", f"Spoken language: {spoken}", ""]
     if result.content_pass is not None:
         lines.append(f"**Content Pass probability: {result.content_pass:.3f}**")
     lines += ["", "| Dimension | Score (1-5) | p1 | p2 | p3 | p4 | p5 |",
