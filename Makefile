@@ -13,7 +13,7 @@ DEMO_RELEASE := build/demo_release
 DATASET := speech-drame
 LITE_SCORER := artifacts/lite_scorer
 DEMO_ROLEBENCH := build/demo_rolebench
-DEMO_NOTE := Synthetic demo corpus built offline by make demo (real LibriVox, Debian and official-sample speech plus offline TTS). Its labels are SIMULATED annotators derived from construction parameters: synthetic proxy labels, not human ratings.
+DEMO_NOTE := Synthetic demo corpus built offline by make demo (real LibriVox, Debian and official-sample speech plus offline TTS). Its labels are SIMULATED annotators derived from construction parameters: synthetic proxy labels, not human ratings. Licence: mixed: LibriVox speech is public domain, the pocketsphinx-testdata clips BSD-2-Clause, the alsa-utils clips GPL-2.0, the official sample clip Apache-2.0 (Anuttacon/speech_drame); TTS audio was rendered offline with piper, flite and espeak-ng.
 
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
@@ -31,7 +31,8 @@ $(INSTALLED): requirements.txt constraints.txt pyproject.toml
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -c constraints.txt torch $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(PY) -m pip install -q -r requirements.txt -c constraints.txt
-	# resemblyzer declares two stale dependencies (typing backport, webrtcvad); webrtcvad-wheels replaces the latter
+	# the reference implementation for tests/test_speaker_encoder.py only (speech_drame does not import it);
+	# its declared dependencies are stale (typing backport, webrtcvad), hence --no-deps
 	$(PY) -m pip install -q --no-deps resemblyzer==0.1.4
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	touch $@
@@ -54,7 +55,7 @@ $(DATASET)/build_report.json: $(DEMO_RELEASE)/DEMO_MANIFEST.json speech_drame/da
 		speech_drame/data/features.py speech_drame/data/card.py speech_drame/templates/datasetcard.md \
 		speech_drame/schema.py speech_drame/data/release.py speech_drame/languages.py
 	$(PY) dataset_scripts/build_dataset.py --source $(DEMO_RELEASE) --out $(DATASET) \
-		--license other --source-note '$(DEMO_NOTE)'
+		--license other --license-name speech-drame-demo-mixed --source-note '$(DEMO_NOTE)'
 
 # The default evaluator, trained on the demo train splits (features cached where the CLI caches them:
 # $$SPEECH_DRAME_CACHE or ~/.cache/speech-drame/features). metrics.json is written last.

@@ -7,7 +7,8 @@ Every parser, nested ones included, shows the default of each option that has on
 Exit status, decided here for every command: 0 when everything was done; 1 when the command
 ran but some items failed (the command returns 1 and lists them); 2 for bad usage, i.e. input
 refused before any work (argparse errors, and an exception of :func:`_usage_errors` raised by a
-command, printed as one ``error:`` line); 130 when interrupted.
+command, printed as one ``error:`` line, among them a missing optional dependency group,
+:class:`~speech_drame.extras.MissingExtra`); 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ COMMANDS = (
     "judge",
     "bench",
     "serve",
+    "space",
     "paraling",
     "trace",
     "isdrama",
@@ -33,6 +35,8 @@ COMMANDS = (
     "import_predictions",
     "table",
     "push_metric",
+    "features",
+    "push_dataset",
 )
 
 
@@ -83,10 +87,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _usage_errors() -> tuple[type[BaseException], ...]:
     """Bad input a command refuses: a value, file or scorer that cannot be used, an endpoint
-    where nothing answers."""
+    where nothing answers, an optional dependency group that is not installed."""
+    from speech_drame.extras import MissingExtra
     from speech_drame.scorers.base import ScorerError
 
-    return (ValueError, OSError, ScorerError)  # EndpointUnreachable is an OSError
+    return (ValueError, OSError, ScorerError, MissingExtra)  # EndpointUnreachable is an OSError
 
 
 def main(argv: list[str] | None = None) -> int:

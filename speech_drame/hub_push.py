@@ -1,9 +1,11 @@
-"""Pushing a folder to a Hub model repo, shared by DRAME-Eval's ``train.py --push_to_hub`` and
-``speech-drame train-lite --push-to-hub``: access checked before training, then the listing of
-exactly what is uploaded (all a dry run does), then one commit of those files.
+"""Pushing a folder to a Hub repo, shared by DRAME-Eval's ``train.py --push_to_hub``,
+``speech-drame train-lite --push-to-hub``, ``build --push-to-hub``/``push-dataset`` and
+``push-metric``: access checked before the long work, then the listing of exactly what is
+uploaded (all a dry run does), then one commit of those files.
 
 :func:`push_folder` is the one upload path; :func:`push_lite_scorer` feeds it a ``train-lite``
 output folder with its model card (:func:`speech_drame.model_card.render_lite_model_card`),
+:func:`push_dataset` a built dataset folder (to a dataset repo),
 :func:`speech_drame.training.hub.push_evaluator` an exported DRAME-Eval evaluator.
 """
 
@@ -99,7 +101,8 @@ def describe_push(
     root = Path(folder)
     sizes = [(f.as_posix(), (root / f).stat().st_size) for f in files]
     total = sum(s for _, s in sizes)
-    url = f"{constants.ENDPOINT}/{'spaces/' if repo_type == 'space' else ''}{repo_id}"
+    prefix = {"space": "spaces/", "dataset": "datasets/"}.get(repo_type, "")
+    url = f"{constants.ENDPOINT}/{prefix}{repo_id}"
     lines = [f"target: {url} ({repo_type} repo)"]
     lines.append(f"files: {len(sizes)}, {total} bytes")
     lines += [f"{size:>14d}  {name}" for name, size in sizes]
@@ -119,14 +122,14 @@ def push_folder(
     repo_type: str = "model",
     space_sdk: str | None = None,
 ) -> str | None:
-    """Upload exactly ``files`` (relative to ``folder``) to the model repo ``repo_id`` in one
+    """Upload exactly ``files`` (relative to ``folder``) to the Hub repo ``repo_id`` in one
     commit.
 
     The repo is created if needed; files on the Hub under a folder of ``replace_under`` that
     this push does not have (left by an earlier run) are deleted in the same commit. With
     ``dry_run`` only :func:`describe_push` is printed and nothing is sent. Returns the commit
-    URL (``None`` for a dry run). ``repo_type="space"`` (with its ``space_sdk``) pushes to a
-    Space instead (``speech-drame push-metric``).
+    URL (``None`` for a dry run). ``repo_type`` is ``"model"``, ``"dataset"`` (a built
+    dataset) or ``"space"`` (with its ``space_sdk``: ``speech-drame push-metric``).
     """
     listing = describe_push(folder, files, repo_id, repo_type)
     print(("push dry run\n" if dry_run else "pushing\n") + listing)
@@ -158,48 +161,6 @@ def push_folder(
 
 LITE_COMMIT_MESSAGE = "Upload LiteScorer (speech-drame train-lite)"
 LITE_FLAGS = PushFlags("--push-to-hub", "--dry-run", "set HF_TOKEN or run `hf auth login`")
-LITE_CARD = "README.md"
-
-
-def lite_push_files(out_dir: str | os.PathLike, model_id: str) -> list[Path]:
-    """Write the model card ``README.md`` of a ``train-lite`` output folder; return the files
-    a push uploads: the card, ``metrics.json`` and each trained config's scorer files.
-
-    Raises:
-        FileNotFoundError: no ``metrics.json`` (training did not finish) or a scorer file named
-            in it is missing.
-    """
-    import json
-
-    from .atomic_io import write_text
-    from .model_card import lite_data_card, render_lite_model_card
-    from .scorers.lite import CONFIG_FILE, WEIGHTS_FILE
-    from .scorers.lite_training import METRICS_FILE
-
-    out = Path(out_dir)
-    if not (out / METRICS_FILE).is_file():
-        raise FileNotFoundError(
-            f"{out / METRICS_FILE}: no finished train-lite run to push (train it first)"
-        )
-    metrics = json.loads((out / METRICS_FILE).read_text(encoding="utf-8"))
-    files = [Path(LITE_CARD), Path(METRICS_FILE)]
-    versions = {}
-    for config in metrics["configs"]:
-        scorer = [Path(config, CONFIG_FILE), Path(config, WEIGHTS_FILE)]
-        missing = [str(out / f) for f in scorer if not (out / f).is_file()]
-        if missing:
-            raise FileNotFoundError(f"cannot push {out}: missing {', '.join(missing)}")
-        cfg = json.loads((out / scorer[0]).read_text(encoding="utf-8"))
-        versions[config] = cfg["feature_versions"]
-        files += scorer
-    card = render_lite_model_card(
-        model_id=model_id,
-        metrics=metrics,
-        feature_versions=versions,
-        data_card=lite_data_card(metrics["dataset"]),
-    )
-    write_text(out / LITE_CARD, card)
-    return files
 
 
 def push_lite_scorer(
@@ -210,22 +171,95 @@ def push_lite_scorer(
     private: bool | None = None,
     token: str | None = None,
 ) -> str | None:
-    """Push a ``train-lite`` output folder (:func:`lite_push_files`) to ``repo_id`` in one
-    commit; scorer folders an earlier push left and this one lacks are deleted. With
-    ``dry_run`` the card is still written but only the listing is printed. Returns the commit
-    URL."""
+    """Push a ``train-lite`` output folder to ``repo_id`` in one commit, as
+    :func:`~speech_drame.scorers.lite_publish.stage_lite_scorer` publishes it (model card, local
+    paths reduced to names); scorer folders an earlier push left and this one lacks are
+    deleted. The card is also written to ``out_dir/README.md``, dry run or not. Returns the
+    commit URL (``None`` for a dry run)."""
+    import shutil
+    import tempfile
+
+    from .schema import CONFIGS
+    from .scorers.lite_publish import CARD, stage_lite_scorer
+
+    with tempfile.TemporaryDirectory(prefix="lite-push-") as stage:
+        files = stage_lite_scorer(out_dir, stage, repo_id)
+        shutil.copyfile(Path(stage, CARD), Path(out_dir, CARD))
+        return push_folder(
+            stage,
+            files,
+            repo_id,
+            dry_run=dry_run,
+            commit_message=LITE_COMMIT_MESSAGE,
+            replace_under=CONFIGS,
+            private=private,
+            token=token,
+        )
+
+
+DATASET_COMMIT_MESSAGE = "Upload Speech-DRAME dataset (speech-drame build)"
+DATASET_CARD = "README.md"
+
+
+def dataset_push_files(folder: str | os.PathLike) -> list[Path]:
+    """The files of a built dataset folder that a push uploads: the card ``README.md``,
+    ``build_report.json`` and every parquet shard the card's configs list.
+
+    Raises:
+        FileNotFoundError: ``folder`` is not a complete build: no ``build_report.json`` or card,
+            a card without configs, or a listed shard missing.
+    """
+    from huggingface_hub.repocard import metadata_load
+
+    from .data.build import REPORT_FILE
+
+    root = Path(folder)
+    card = root / DATASET_CARD
+    absent = [name for name in (REPORT_FILE, DATASET_CARD) if not (root / name).is_file()]
+    if absent:
+        raise FileNotFoundError(
+            f"{root}: not a complete dataset build (no {' or '.join(absent)}); "
+            "build it with `speech-drame build`"
+        )
+    shards = [
+        Path(path)
+        for config in (metadata_load(card) or {}).get("configs", [])
+        for split in config.get("data_files", [])
+        for path in split["path"]
+    ]
+    missing = [str(root / f) for f in shards if not (root / f).is_file()]
+    if not shards or missing:
+        raise FileNotFoundError(
+            f"{root}: not a complete dataset build: "
+            + (f"missing {', '.join(missing)}" if missing else f"{card} lists no parquet files")
+        )
+    return [Path(DATASET_CARD), Path(REPORT_FILE), *sorted(shards)]
+
+
+def push_dataset(
+    folder: str | os.PathLike,
+    repo_id: str,
+    *,
+    dry_run: bool,
+    private: bool | None = None,
+    token: str | None = None,
+) -> str | None:
+    """Push a built dataset folder (:func:`dataset_push_files`) to the Hub dataset repo
+    ``repo_id`` in one commit, after which ``load_dataset(repo_id, "realism")`` loads it; shards
+    of an earlier push that this build lacks are deleted. Returns the commit URL (``None`` for
+    a dry run)."""
     from .schema import CONFIGS
 
-    files = lite_push_files(out_dir, repo_id)
     return push_folder(
-        out_dir,
-        files,
+        folder,
+        dataset_push_files(folder),
         repo_id,
         dry_run=dry_run,
-        commit_message=LITE_COMMIT_MESSAGE,
+        commit_message=DATASET_COMMIT_MESSAGE,
         replace_under=CONFIGS,
         private=private,
         token=token,
+        repo_type="dataset",
     )
 
 
@@ -260,29 +294,17 @@ def metric_space_stage(folder: str | os.PathLike, target: str | os.PathLike) -> 
     Raises:
         FileNotFoundError: the package is not installed from a source checkout, or
             ``requirements.txt`` names a wheel other than the one built.
-        subprocess.CalledProcessError: the wheel build failed.
+        RuntimeError: the wheel build failed.
     """
     import shutil
-    import subprocess
-    import sys
 
-    import speech_drame
+    from .source_wheel import build_wheel
 
     root, target = Path(folder), Path(target)
     for name in metric_space_files(root):
         (target / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(root / name, target / name)
-    source = Path(speech_drame.__file__).resolve().parents[1]
-    if not (source / "pyproject.toml").is_file():
-        raise FileNotFoundError(
-            f"{source}: no pyproject.toml; push-metric builds the package wheel from a source "
-            "checkout (run it from an editable install of the repository)"
-        )
-    subprocess.run(
-        [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", "wheel", "--no-deps",
-         "--no-build-isolation", "--no-index", str(source), "-w", str(target)],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
+    build_wheel(target)
     built = {p.name for p in target.glob("speech_drame-*.whl")}
     wanted = {
         line.strip()[2:]

@@ -295,7 +295,9 @@ def demo_examples(release: str | os.PathLike, per_mode: int = 2) -> list[list[st
 
 def build_app(scorer: str | None = None, examples_from: str | None = None):
     """The Gradio Blocks page (see the module docstring), with its bounded queue."""
-    import gradio as gr
+    from speech_drame.extras import require
+
+    gr = require("gradio", "the Space")
 
     def run(audio, mode, question, profile, scene, traits):
         try:

@@ -32,11 +32,12 @@ def official_samples_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def official_dataset_dir(official_samples_dir, tmp_path_factory) -> Path:
-    """The four official samples built into a temporary Hub-ready folder."""
+    """The four official samples built into a temporary Hub-ready folder (Apache-2.0, as their
+    SOURCE.md says; the folder has no card stating it)."""
     from speech_drame.data.build import build_dataset
 
     out = tmp_path_factory.mktemp("official") / "speech-drame"
-    build_dataset(official_samples_dir, out, progress=False)
+    build_dataset(official_samples_dir, out, license_id="apache-2.0", progress=False)
     return out
 
 
@@ -47,6 +48,21 @@ def server():
 
     with running() as srv:
         yield srv
+
+
+@pytest.fixture
+def hub(monkeypatch):
+    """The fake Hub on 127.0.0.1 (:mod:`fake_hub`) as huggingface_hub's endpoint, with its write
+    token in ``HF_TOKEN``."""
+    from fake_hub import FakeHub
+    from huggingface_hub import constants
+
+    server = FakeHub()
+    monkeypatch.setenv("HF_TOKEN", server.token)
+    monkeypatch.setattr(constants, "ENDPOINT", server.url)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    yield server
+    server.close()
 
 
 @pytest.fixture(scope="session")
@@ -145,10 +161,17 @@ def realism_record(rid: str, **overrides) -> dict:
 
 
 def write_release(
-    root: Path, files: dict[str, list[dict]], audio: dict[str, np.ndarray] | None = None
+    root: Path,
+    files: dict[str, list[dict]],
+    audio: dict[str, np.ndarray] | None = None,
+    license_id: str | None = "apache-2.0",
 ) -> Path:
-    """Write ``{"realism_data/test.jsonl": [records]}`` plus a wav per record (or ``audio[id]``)."""
+    """Write ``{"realism_data/test.jsonl": [records]}`` plus a wav per record (or ``audio[id]``),
+    and a ``README.md`` card whose front matter states ``license_id`` (none if ``None``)."""
     audio = audio or {}
+    if license_id is not None:
+        root.mkdir(parents=True, exist_ok=True)
+        (root / "README.md").write_text(f"---\nlicense: {license_id}\n---\n", encoding="utf-8")
     for rel, records in files.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,10 +1,12 @@
 """A small Hugging Face Hub on 127.0.0.1: enough of the HTTP API for huggingface_hub 2.4 to log in,
-create a model repo, list its files and commit to it. Every request is recorded.
+create a model or dataset repo, list its files and commit to it. Every request is recorded.
 
-Endpoints (as ``HfApi`` calls them): ``GET /api/whoami-v2``, ``POST /api/repos/create``,
-``POST /api/validate-yaml``, ``POST /api/models/{repo}/preupload/{rev}`` (every file "regular",
-so no LFS/Xet transfer), ``GET /api/models/{repo}/tree/{rev}`` and
-``POST /api/models/{repo}/commit/{rev}`` (NDJSON: header, file, deletedFile). Anything else is 404.
+Endpoints (as ``HfApi`` calls them): ``GET /api/whoami-v2``, ``POST /api/repos/create`` (its
+``type``, model by default, kept in ``repo_types``), ``POST /api/validate-yaml``, and for
+``{kind}`` ``models`` or ``datasets`` (of a repo of that type): ``POST
+/api/{kind}/{repo}/preupload/{rev}`` (every file "regular", so no LFS/Xet transfer), ``GET
+/api/{kind}/{repo}/tree/{rev}`` and ``POST /api/{kind}/{repo}/commit/{rev}`` (NDJSON: header,
+file, deletedFile). Anything else is 404.
 """
 
 from __future__ import annotations
@@ -18,7 +20,10 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
-REPO_ROUTE = re.compile(r"^/api/models/([^/]+/[^/]+)/(preupload|tree|commit)/([^/]+)(?:/.*)?$")
+REPO_ROUTE = re.compile(
+    r"^/api/(?:models|datasets)/([^/]+/[^/]+)/(preupload|tree|commit)/([^/]+)(?:/.*)?$"
+)
+KINDS = {"models": "model", "datasets": "dataset", "spaces": "space"}  # route -> repo type
 UPLOADS = ("/api/repos/create", "/preupload/", "/commit/")  # requests that write to the Hub
 
 
@@ -30,6 +35,7 @@ class FakeHub:
     role: str = "write"
     requests: list[tuple[str, str]] = field(default_factory=list)
     repos: dict[str, dict[str, bytes]] = field(default_factory=dict)
+    repo_types: dict[str, str] = field(default_factory=dict)  # created repos; others are models
     commits: list[dict] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -83,14 +89,20 @@ class FakeHub:
             repo = f"{payload.get('organization') or self.user}/{payload['name']}"
             if repo in self.repos:
                 conflict = {
-                    "error": "You already created this model repo",
+                    "error": f"You already created this {self.repo_types.get(repo, 'model')} repo",
                     "url": f"{self.url}/{repo}",
                 }
                 return self._reply(req, 409, conflict)
             self.repos[repo] = {".gitattributes": b"*.safetensors filter=lfs\n"}
+            self.repo_types[repo] = payload.get("type") or "model"
             return self._reply(req, 200, {"url": f"{self.url}/{repo}", "name": repo})
         match = REPO_ROUTE.match(path)
-        if match is None or match[1] not in self.repos:
+        kind = KINDS.get(path.split("/")[2]) if match else None
+        if (
+            match is None
+            or match[1] not in self.repos
+            or self.repo_types.get(match[1], "model") != kind
+        ):
             return self._reply(req, 404, {"error": f"not found: {path}"})
         files = self.repos[match[1]]
         if match[2] == "tree" and method == "GET":

@@ -4,6 +4,7 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import stat
 import tarfile
 import zipfile
@@ -66,14 +67,28 @@ def shard_names(out: Path) -> list[str]:
 def test_hub_source_builds_the_same_dataset_as_the_local_folder(
     official_samples_dir, hub_cache, tmp_path, capsys
 ):
-    populate_cache(hub_cache, REPO_ID, official_samples_dir, NEW, "main")
-    local = build_dataset(official_samples_dir, tmp_path / "local", progress=False)
+    # on the Hub, the release has a card stating its licence, as the public EvalBench does
+    release = shutil.copytree(official_samples_dir, tmp_path / "release")
+    (release / "README.md").write_text("---\nlicense: cc-by-nc-4.0\n---\n# EvalBench\n")
+    populate_cache(hub_cache, REPO_ID, release, NEW, "main")
+    local = build_dataset(
+        official_samples_dir, tmp_path / "local", license_id="apache-2.0", progress=False
+    )
 
     assert main(["build", "--source", REPO_ID, "--out", str(tmp_path / "hub"), "--quiet"]) == 0
-    assert f"source: {REPO_ID} at main (commit {NEW})" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"source: {REPO_ID} at main (commit {NEW})" in out
+    assert "licence: cc-by-nc-4.0 (from README.md)" in out
 
     report = report_of(tmp_path / "hub")
     assert report["source_hub"] == {"repo_id": REPO_ID, "revision": "main", "commit": NEW}
+    assert report["license"] == {
+        "id": "cc-by-nc-4.0",
+        "origin": "README.md",
+        "name": None,
+        "link": None,
+    }
+    assert local.license["origin"] == "--license"
     for key in ("rows", "hours", "languages", "annotators", "parquet_bytes"):
         assert report[key] == getattr(local, key), key
     assert len(report["missing_audio"]) == len(local.missing_audio) == 1

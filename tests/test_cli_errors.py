@@ -21,6 +21,7 @@ def bad_usage(tmp: str) -> dict[tuple[str, ...], list[str]]:
         ("build",): ["--source", missing, "--out", f"{tmp}/out", "--quiet"],
         ("summary",): ["--dataset", missing],
         ("push_metric",): ["someone/metric", "--folder", missing, "--dry-run"],
+        ("push_dataset",): [missing, "someone/dataset", "--dry-run"],
         ("agreement",): ["--dataset", missing],
         ("score",): [f"{tmp}/x.wav", "--mode", "archetype", "--question", "q",
                      "--scorer", f"lite:{missing}"],
@@ -29,6 +30,9 @@ def bad_usage(tmp: str) -> dict[tuple[str, ...], list[str]]:
         ("bench",): ["--scenarios", f"{missing}.jsonl", "--system", f"a={tmp}",
                      "--out", f"{tmp}/bench", "--quiet"],
         ("serve",): ["--scorer", "drame-eval"],  # refused before the server starts
+        ("space", "bundle"): ["--out", a_file],  # a file, not an empty folder
+        ("space", "push"): [missing, "someone/space", "--dry-run"],
+        ("features",): ["--dataset", missing, "--cache", f"{tmp}/cache", "--quiet"],
         ("paraling", "build"): [f"{missing}.jsonl", "--out", f"{tmp}/q.jsonl"],
         ("paraling", "demo"): ["--out", a_file],
         ("paraling", "run"): [f"{missing}.jsonl", "--responses", tmp, "--baseline", "a",

@@ -13,17 +13,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from fake_hub import FakeHub
 from huggingface_hub import constants
 
 from speech_drame.cli import main
 from speech_drame.features import asr, prosody, quality, speaker, text, vad
 from speech_drame.features.blueprint import FEATURE_VERSIONS, Blueprint
-from speech_drame.hub_push import LITE_COMMIT_MESSAGE, lite_push_files, push_lite_scorer
+from speech_drame.hub_push import LITE_COMMIT_MESSAGE, push_lite_scorer
 from speech_drame.scorers import lite_training
 from speech_drame.scorers.base import ScorerError
 from speech_drame.scorers.evaluation import SplitReport
 from speech_drame.scorers.lite import LiteScorer, TrainingOptions, train_lite_scorer
+from speech_drame.scorers.lite_publish import stage_lite_scorer
 from speech_drame.scorers.lite_training import TrainingReport, config_metrics
 from speech_drame.scorers.specs import load_scorer
 
@@ -171,18 +171,17 @@ def dataset(tmp_path: Path) -> Path:
     return folder
 
 
-@pytest.fixture
-def hub(monkeypatch):
-    server = FakeHub()
-    monkeypatch.setenv("HF_TOKEN", server.token)
-    monkeypatch.setattr(constants, "ENDPOINT", server.url)
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-    yield server
-    server.close()
-
-
 def _front_matter(card: str) -> dict:
     return yaml.safe_load(card.split("---\n")[1])
+
+
+def _named(document: dict, dataset: Path) -> dict:
+    """``document`` (metrics.json or a config.json) with the dataset and scorer paths replaced
+    by their names, as the push publishes it."""
+    text = json.dumps(document)
+    for config in ("archetype", "realism"):
+        text = text.replace(json.dumps(str(dataset.parent / "run" / config)), json.dumps(config))
+    return json.loads(text.replace(str(dataset), dataset.name))
 
 
 def test_push_uploads_exactly_the_scorers_metrics_and_card(dataset, hub, tmp_path):
@@ -199,7 +198,12 @@ def test_push_uploads_exactly_the_scorers_metrics_and_card(dataset, hub, tmp_pat
     assert commit["deleted"] == ["realism/old.bin"]  # left by an earlier push
     remote = hub.repos[REPO_ID]
     for name in EXPECTED_FILES:
-        assert remote[name] == (out / name).read_bytes(), name
+        if name.endswith(".safetensors") or name == "README.md":
+            assert remote[name] == (out / name).read_bytes(), name
+        else:  # the same, with the dataset named by its folder, not this machine's path
+            pushed = json.loads(remote[name])
+            assert str(tmp_path) not in remote[name].decode(), name
+            assert pushed == _named(json.loads((out / name).read_text()), dataset), name
     assert remote["notes.txt"] == b"kept"
 
     card = remote["README.md"].decode()
@@ -246,7 +250,9 @@ def test_dry_run_lists_files_and_sizes_and_uploads_nothing(dataset, hub, tmp_pat
     printed = capsys.readouterr().out.splitlines()
     assert printed[:2] == ["push dry run", f"target: {hub.url}/{REPO_ID} (model repo)"]
     listed = {line.split()[1]: int(line.split()[0]) for line in printed[3:]}
-    assert listed == {name: (out / name).stat().st_size for name in EXPECTED_FILES}
+    staged = tmp_path / "as-published"
+    stage_lite_scorer(out, staged, REPO_ID)
+    assert listed == {name: (staged / name).stat().st_size for name in EXPECTED_FILES}
     assert hub.requests == [] and hub.repos == {}
 
 
@@ -313,11 +319,12 @@ def test_lite_hub_id_loads_offline_from_the_cache_like_the_folder(
     its own snapshot and scores exactly as that folder loaded directly."""
     folders = {"main": tmp_path / "run", "old": tmp_path / "old-run"}
     _write_run(folders["main"], dataset, synthetic=True)
-    pushed = [f.as_posix() for f in lite_push_files(folders["main"], REPO_ID)]  # as uploaded
     shutil.copytree(folders["main"], folders["old"])
     _scorer("archetype", seed=1)[0].save(folders["old"] / "archetype")
-    _populate_cache(offline_cache, folders["old"], OLD_SHA, pushed)
-    _populate_cache(offline_cache, folders["main"], MAIN_SHA, pushed)  # refs/main: MAIN_SHA
+    for name, sha in (("old", OLD_SHA), ("main", MAIN_SHA)):  # refs/main: MAIN_SHA
+        staged = tmp_path / f"pushed-{name}"  # as uploaded
+        pushed = [f.as_posix() for f in stage_lite_scorer(folders[name], staged, REPO_ID)]
+        _populate_cache(offline_cache, staged, sha, pushed)
     clips, _ = SCORERS["archetype"]
 
     from_hub = load_scorer(f"lite:{REPO_ID}{revision}", "archetype")

@@ -80,6 +80,8 @@ def _repository_like(folder: Path) -> Path:
         shutil.copy(speech[i + 1], folder / name)
         shutil.copy(speech[i + 1], folder / "clips" / name)
     shutil.copytree(OFFICIAL_SAMPLES, folder / "evalbench_raw")
+    # `hf download` also fetches the Hub card, whose front matter states the licence
+    (folder / "evalbench_raw" / "README.md").write_text("---\nlicense: cc-by-nc-4.0\n---\n")
     _responses(folder)
     _official_outputs(folder / "official_outputs")
     return folder

@@ -318,13 +318,3 @@ def test_an_adapter_named_by_the_env_var_scores_instead(tmp_path, monkeypatch) -
     assert got.content_pass == pytest.approx(direct.content_pass, abs=1e-4)
     with pytest.raises(InputError, match="evaluator for archetype, not realism"):
         score_clip(clip, "realism", "", PROFILE, "a scene", "calm")
-
-
-def test_space_card_states_the_privacy_and_audio_rules() -> None:
-    card = (Path(__file__).resolve().parents[1] / "space" / "README.md").read_text()
-    card = " ".join(card.split())  # line breaks do not matter
-    assert "Uploads and recordings are not stored" in card
-    assert f"deleted {TEMP_FILES[1] // 60} minutes after the upload" in card
-    assert f"checked every {TEMP_FILES[0] // 60} minutes" in card
-    assert f"at most {MAX_QUEUE} waiting requests" in card
-    assert "synthetic proxy labels" in card and "scaled by one gain into [-1, 1]" in card

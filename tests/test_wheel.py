@@ -1,7 +1,9 @@
-"""The built wheel works without the checkout: it carries the card templates (package data).
+"""The built wheel works without the checkout: it carries the card templates, the prompt pool
+and the voice encoder weights (package data), and so does the sdist.
 
-The wheel is built from a copy of the package (the checkout gets no ``build/`` or egg-info),
-installed with ``pip install --target`` into a temporary folder, and used by a Python started
+``python -m build`` makes the sdist and the wheel from a copy of the package (the checkout gets
+no ``build/`` or egg-info); the wheel is installed with ``pip install --target`` into a
+temporary folder, and used by a Python started
 with ``-I`` (no checkout on ``sys.path``) whose path starts with that folder. The dependencies
 (``datasets``, ``huggingface_hub``, ...) come from the virtual environment as usual; every
 ``speech_drame`` module must come from the wheel. It builds the official samples into a
@@ -14,6 +16,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -36,7 +39,8 @@ from speech_drame.data.card import synthetic_label_note
 from speech_drame.model_card import read_data_card, render_model_card
 
 dataset = Path(work) / "dataset"
-speech_drame.build_dataset(samples, dataset, source_note=sys.argv[4], progress=False)
+speech_drame.build_dataset(samples, dataset, license_id="apache-2.0", source_note=sys.argv[4],
+                           progress=False)
 metrics = {
     "train": {"training_clips": 2, "training_pairs": 8, "skipped_no_valid_score": {}},
     "eval": {"test": {"content_pass_accuracy": 0.5, "audio_quality_pearson": 0.25,
@@ -70,16 +74,18 @@ def _copy_source(dst: Path) -> Path:
 
 
 def build_and_install(source: Path, tmp: Path) -> Path:
-    """Build a wheel of ``source`` and install it (no dependencies) into ``tmp/site``."""
+    """``python -m build`` of ``source`` (the sdist, then the wheel built from that sdist, so
+    both carry the run-time files); the wheel is installed without dependencies into
+    ``tmp/site``."""
     dist, site = tmp / "dist", tmp / "site"
-    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
     subprocess.run(
-        [*pip, "wheel", "--no-deps", "--no-build-isolation", "--no-index", str(source), "-w", str(dist)],
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(dist), str(source)],
         check=True, cwd=tmp, capture_output=True, text=True,
     )  # fmt: skip
     (wheel,) = dist.glob("speech_drame-*.whl")
     subprocess.run(
-        [*pip, "install", "--no-deps", "--no-index", "--target", str(site), str(wheel)],
+        [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", "install", "--no-deps",
+         "--no-index", "--target", str(site), str(wheel)],
         check=True, cwd=tmp, capture_output=True, text=True,
     )  # fmt: skip
     return site
@@ -102,7 +108,20 @@ def test_the_wheel_carries_the_templates_and_renders_the_cards(tmp_path):
         "datasetcard.md",
         "lite_modelcard.md",
         "modelcard.md",
+        "space_readme.md",
     ]
+    resources = site / "speech_drame" / "resources"
+    shipped = resources / "voice_encoder.safetensors"
+    assert (
+        shipped.read_bytes()
+        == (REPO / "speech_drame/resources/voice_encoder.safetensors").read_bytes()
+    )
+    assert (resources / "voice_encoder.LICENSE.md").is_file()
+    (sdist,) = (tmp_path / "dist").glob("speech_drame-*.tar.gz")
+    with tarfile.open(sdist) as tar:
+        names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
+    assert {"pyproject.toml", "LICENSE", "speech_drame/templates/space_readme.md",
+            "speech_drame/resources/voice_encoder.safetensors"} <= names  # fmt: skip
     pool = json.loads((site / "speech_drame" / "resources" / "instruction_pool.json").read_text())
     assert len(pool["realism"]["pitch_variation"]) == 30  # the training prompt pool ships too
     work = tmp_path / "work"
@@ -113,7 +132,7 @@ def test_the_wheel_carries_the_templates_and_renders_the_cards(tmp_path):
     assert "speech_drame.data.card" in result["modules"] and not outside
 
     data_card = DatasetCard.load(work / "dataset" / "README.md")
-    assert data_card.data.license == "other"
+    assert data_card.data.license == "apache-2.0"  # the samples' (SOURCE.md)
     assert [c["config_name"] for c in data_card.data.configs] == ["realism", "archetype"]
     assert f"> **Source.** {SOURCE_NOTE}" in data_card.text
     for heading in ("## Contents of this build", "## Fields", "## Licence"):
@@ -141,7 +160,7 @@ def test_the_wheel_carries_the_templates_and_renders_the_cards(tmp_path):
         assert f"\n## {heading}\n" in card.text
     assert "# org/drame-eval-archetype" in card.text
     assert f"> **Training data note.** {SOURCE_NOTE}" in card.text
-    assert "Licence of the training data: **other**" in card.text
+    assert "Licence of the training data: **apache-2.0**" in card.text
     assert "| Pearson r | Human Likeness | undefined (constant predictions) |" in card.text
     assert (
         'from_pretrained("Qwen/Qwen2-Audio-7B-Instruct"), "org/drame-eval-archetype")' in card.text

@@ -16,6 +16,7 @@ import os
 import sys
 from pathlib import Path
 
+from ..distributed import rank_world
 from ..scorers.base import MIN_LABEL_MASS, check_min_label_mass
 from .options import add_scorer_options, scorer_from_args
 
@@ -35,26 +36,6 @@ def parse_systems(specs: list[str], systems_dir: str | None) -> dict[str, str]:
     if not systems:
         raise ValueError("no systems: give --system NAME=FOLDER or --systems-dir")
     return systems
-
-
-def _rank_world(args: argparse.Namespace) -> tuple[int, int, object | None]:
-    """Explicit --rank/--world-size, else the process group of torchrun / `accelerate launch`."""
-    if args.world_size is not None:
-        return args.rank, args.world_size, None
-    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
-        import torch
-        from accelerate import PartialState
-
-        state = PartialState(cpu=not torch.cuda.is_available())  # CPU ranks: a gloo group
-        return state.process_index, state.num_processes, state
-    if any(k.startswith("ACCELERATE_") for k in os.environ):
-        print(
-            "note: one process: without a GPU, `accelerate launch --num_processes N` starts a "
-            "single process; use `accelerate launch --multi_gpu --num_processes N`, `torchrun "
-            "--nproc_per_node N` or N processes with --rank/--world-size to shard",
-            file=sys.stderr,
-        )
-    return 0, 1, None
 
 
 def _print_retry(message: str) -> None:
@@ -92,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, OSError, ScorerError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    rank, world, state = _rank_world(args)
+    rank, world, state = rank_world(args.rank, args.world_size)
     if state is None and world == 1:
         bench_run.merge_shards(args.out)  # rows of shards left behind are older than this run's
     # rows are written after each call of the scorer: a batch, or enough clips to keep every

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import sys
+
+from .options import add_push_options
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,17 +39,70 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="replace an existing --out folder that is not an earlier build (no build_report.json)",
     )
-    parser.add_argument("--license", default="other", help="licence id for the dataset card")
+    parser.add_argument(
+        "--license",
+        metavar="ID",
+        help="Hub licence id for the dataset card, e.g. cc-by-nc-4.0 (default: the licence the "
+        "release states: license: in its README.md card, else a LICENSE file; asked for on a "
+        "terminal, else an error)",
+    )
+    parser.add_argument(
+        "--license-name",
+        metavar="ID",
+        help="with --license other: the licence's id on the card, like my-license-1.0",
+    )
+    parser.add_argument(
+        "--license-link",
+        metavar="URL",
+        help="with --license other: where its terms are (default: the card, which then needs "
+        "--source-note stating them)",
+    )
     parser.add_argument(
         "--source-note", help="a sentence about the source, shown at the top of the card"
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_push_options(
+        parser,
+        "after the build, upload the folder (card, build_report.json, parquet shards) to this "
+        "Hub dataset repo (token access is checked before the build)",
+        "build, then list the files and sizes; upload nothing",
+    )
+
+
+def _push_token(args: argparse.Namespace) -> str | None:
+    """Check the push options before the build; the token of a real push (else ``None``)."""
+    from speech_drame.hub_push import PushFlags, check_push_access
+    from speech_drame.scorers.drame_eval import HUB_ID
+
+    if args.push_to_hub is None:
+        if args.dry_run or args.private:
+            raise ValueError("--dry-run and --private need --push-to-hub ORG/NAME")
+        return None
+    if not HUB_ID.fullmatch(args.push_to_hub):
+        raise ValueError(f"--push-to-hub needs a Hub id ORG/NAME, not {args.push_to_hub!r}")
+    return (
+        None
+        if args.dry_run
+        else check_push_access(
+            args.push_to_hub,
+            PushFlags("--push-to-hub", "--dry-run", "set HF_TOKEN or run `hf auth login`"),
+        )
+    )
+
+
+def _ask(question: str) -> str:
+    """The licence typed at the terminal ("" at end of input)."""
+    try:
+        return input(question)
+    except EOFError:
+        return ""
 
 
 def run(args: argparse.Namespace) -> int:
     from ..data.build import BuildError, build_dataset, summarize
     from ..data.release import parse_split_map
 
+    token = _push_token(args)
     try:
         report = build_dataset(
             args.source,
@@ -55,9 +111,12 @@ def run(args: argparse.Namespace) -> int:
             skip_invalid=args.skip_invalid,
             overwrite=args.overwrite,
             license_id=args.license,
+            license_name=args.license_name,
+            license_link=args.license_link,
             source_note=args.source_note,
             progress=not args.quiet,
             revision=args.revision,
+            ask_license=_ask if sys.stdin.isatty() else None,
         )
     except BuildError as exc:  # an output folder refused: bad usage, like a bad record
         raise ValueError(str(exc)) from None
@@ -68,6 +127,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"source: {hub['repo_id']} at {hub['revision']} (commit {hub['commit']})")
     print(f"built {report.output} in {report.seconds_elapsed:.1f} s")
     print(summarize(report))
+    lic = report.license
+    print(f"licence: {lic['name'] or lic['id']} (from {lic['origin']})")
+    if args.push_to_hub is not None:
+        from speech_drame.hub_push import push_dataset
+
+        push_dataset(
+            report.output,
+            args.push_to_hub,
+            dry_run=args.dry_run,
+            private=args.private or None,
+            token=token,
+        )
     return 0
 
 

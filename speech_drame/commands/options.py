@@ -1,5 +1,5 @@
-"""Option groups shared by the commands: context texts, the feature cache, the chat endpoint
-and the scorer (``--scorer SPEC`` with the settings of each kind)."""
+"""Option groups shared by the commands: context texts, the feature cache, the chat endpoint,
+the scorer (``--scorer SPEC`` with the settings of each kind) and a push to the Hub."""
 
 from __future__ import annotations
 
@@ -210,3 +210,13 @@ def scorer_from_args(args: argparse.Namespace, config: Config, on_retry=None):
         batch_size=args.batch_size, device=args.device, decoding=args.decoding,
         judge_options=judge_options(args), on_retry=on_retry,
     )  # fmt: skip
+
+
+def add_push_options(parser: argparse.ArgumentParser, uploads: str, dry_run: str) -> None:
+    """``--push-to-hub ORG/NAME``, ``--private``, ``--dry-run`` of a command whose result is
+    pushed: ``uploads`` says what goes where, ``dry_run`` what a dry run does instead."""
+    parser.add_argument("--push-to-hub", metavar="ORG/NAME", help=uploads)
+    parser.add_argument(
+        "--private", action="store_true", help="create the Hub repo private (with --push-to-hub)"
+    )
+    parser.add_argument("--dry-run", action="store_true", help=f"with --push-to-hub: {dry_run}")

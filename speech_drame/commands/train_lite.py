@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from .options import add_feature_cache_options, add_label_policy_option, feature_cache
+from .options import (
+    add_feature_cache_options,
+    add_label_policy_option,
+    add_push_options,
+    feature_cache,
+)
 
 
 def _push_token(args: argparse.Namespace) -> str | None:
@@ -70,18 +75,10 @@ def register(subparsers) -> None:
         help="clips read and decoded at once (memory does not grow with the dataset)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
-    parser.add_argument(
-        "--push-to-hub",
-        metavar="ORG/NAME",
-        help="after training, upload the scorers, metrics.json and a model card (README.md) to "
-        "this Hub model repo (token access is checked before training)",
-    )
-    parser.add_argument(
-        "--private", action="store_true", help="create the Hub repo private (with --push-to-hub)"
-    )
-    parser.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="with --push-to-hub: write the card and list the files and sizes; upload nothing",
+    add_push_options(
+        parser,
+        "after training, upload the scorers, metrics.json and a model card (README.md) to this "
+        "Hub model repo (token access is checked before training)",
+        "write the card and list the files and sizes; upload nothing",
     )
     parser.set_defaults(func=run)

@@ -19,6 +19,7 @@ import os
 import shutil
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from ..schema import CONFIGS, SEMANTIC_MATCH, Config, RecordError, validate_reco
 from .card import render_card
 from .features import config_features, record_row
 from .hub_source import ReleaseSource, open_source
+from .licence import resolve_licence
 from .release import (
     JsonlFile,
     RawLine,
@@ -70,6 +72,9 @@ class BuildReport:
     source_hub: dict[str, str] | None = None
     # archives unpacked for their audio: [{"archive", "files", "bytes"}]
     extracted: list[dict[str, Any]] = field(default_factory=list)
+    # the card's licence: {"id", "origin" (--license, the release file read, or prompt),
+    # "name", "link" (with id other)}
+    license: dict[str, str | None] = field(default_factory=dict)
     seconds_elapsed: float = 0.0
 
 
@@ -274,10 +279,13 @@ def build_dataset(
     split_map: dict[str, str] | None = None,
     skip_invalid: bool = False,
     overwrite: bool = False,
-    license_id: str = "other",
+    license_id: str | None = None,
+    license_name: str | None = None,
+    license_link: str | None = None,
     source_note: str | None = None,
     progress: bool = True,
     revision: str | None = None,
+    ask_license: Callable[[str], str] | None = None,
 ) -> BuildReport:
     """Build the Hub-ready dataset folder ``out`` from the release ``source``.
 
@@ -292,8 +300,14 @@ def build_dataset(
     is dropped and listed in the report. A record whose audio file is absent is never filled:
     it is left out and listed under ``missing_audio``. The previous ``out`` survives any failure.
 
+    The card's licence is ``license_id`` (``other`` with ``license_name`` and ``license_link``
+    or ``source_note``), else the one the release states (its card's ``license:``, or a
+    ``LICENSE`` file), else ``ask_license``'s answer; the report's ``license`` records it and
+    its origin (:func:`speech_drame.data.licence.resolve_licence`).
+
     Raises:
         FileNotFoundError: ``source`` is neither a release folder nor an available Hub dataset.
+        LicenceError: no licence given, found or answered, or an ``other`` the card cannot carry.
         ArchiveError: an archive member is unsafe (outside its folder, a link, too large).
         BuildError: ``out`` is, holds or lies inside ``source``; ``out`` is an existing folder
             that is not an earlier build (no ``build_report.json``) and ``overwrite`` is off;
@@ -306,7 +320,16 @@ def build_dataset(
     source, out = release.path, Path(out).resolve()
     check_output(source, out, overwrite=True)  # the paths only: nothing is touched yet
     files = find_jsonl_files(source, split_map)
+    licence = resolve_licence(
+        source,
+        license_id,
+        license_name=license_name,
+        license_link=license_link,
+        source_note=source_note,
+        ask=ask_license,
+    )
     report = BuildReport(source=str(source), output=str(out), source_hub=release.hub)
+    report.license = asdict(licence)
     report.cleanup = recover_output(out)
     check_output(source, out, overwrite)
     extras = _scan(files, skip_invalid, report)
@@ -375,9 +398,7 @@ def build_dataset(
         report.not_applicable_scores = dict(na_counts)
         report.annotators = {c: dict(sorted(v.items())) for c, v in annotators.items()}
         report.seconds_elapsed = round(time.perf_counter() - started, 3)
-        card = render_card(
-            report, {c: features[c] for c in shards}, shards, license_id, source_note
-        )
+        card = render_card(report, {c: features[c] for c in shards}, shards, licence, source_note)
         atomic_io.write_text(staging / "README.md", card)
         atomic_io.write_json(staging / REPORT_FILE, asdict(report), indent=2)
         (staging / OWNER_FILE).unlink()

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from huggingface_hub import DatasetCardData
 
     from .build import BuildReport
+    from .licence import Licence
 
 DEFAULT_CONFIG: Config = "realism"
 OFFICIAL_HUB_ID = "ftshijt/speech-drame-evalbench"
@@ -53,10 +54,11 @@ def card_data(
     report: BuildReport,
     features: dict[Config, Features],
     shards: dict[Config, dict[str, list[str]]],
-    license_id: str,
+    licence: Licence,
 ) -> DatasetCardData:
-    """The card's YAML front matter: licence, tags, and the configs (realism the default) with
-    their data files, features and split sizes, which ``datasets`` reads to load the folder."""
+    """The card's YAML front matter: licence (with ``license_name`` and ``license_link`` when
+    ``other``), tags, and the configs (realism the default) with their data files, features and
+    split sizes, which ``datasets`` reads to load the folder."""
     from huggingface_hub import DatasetCardData
 
     configs, infos = [], []
@@ -83,8 +85,10 @@ def card_data(
                 ],
             }
         )
+    custom = {"license_name": licence.name, "license_link": licence.link} if licence.name else {}
     return DatasetCardData(
-        license=license_id,
+        license=licence.id,
+        **custom,
         pretty_name="Speech-DRAME EvalBench",
         task_categories=["audio-classification"],
         tags=["speech", "role-play", "evaluation", "human-alignment", "speech-drame"],
@@ -101,7 +105,7 @@ def render_card(
     report: BuildReport,
     features: dict[Config, Features],
     shards: dict[Config, dict[str, list[str]]],
-    license_id: str,
+    licence: Licence,
     source_note: str | None,
 ) -> str:
     """The full README.md text (front matter + body) for the built folder, rendered from the
@@ -111,7 +115,7 @@ def render_card(
 
     return templates.render(
         DatasetCard,
-        card_data(report, features, shards, license_id),
+        card_data(report, features, shards, licence),
         templates.read_template(templates.DATASET_CARD),
         source_note=source_note,
         content_pass=CONTENT_PASS,
@@ -134,6 +138,7 @@ def render_card(
         realism_dimensions=_dimensions(REALISM_DIMENSIONS),
         semantic_match={"field": SEMANTIC_MATCH, "name": RUBRIC_NAMES[SEMANTIC_MATCH]},
         gate=EMOTION_GATE_THRESHOLD,
-        license_id=license_id,
+        licence=licence,
+        source_hub=report.source_hub,
         official_hub_id=OFFICIAL_HUB_ID,
     )

@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 
 from speech_drame.audio import Audio, AudioError
-from speech_drame.features.common import cpu_count, require, samples_16k, thread_count
+from speech_drame.extras import require
+from speech_drame.features.common import cpu_count, samples_16k, thread_count
 from speech_drame.features.whisper_weights import whisper_base_dir
 from speech_drame.languages import LANGUAGES, OTHER, UNKNOWN
 from speech_drame.text_metrics import count_words
@@ -86,7 +87,7 @@ class Transcript:
 
 @lru_cache(maxsize=1)
 def _whisper() -> Any:
-    fw = require("faster_whisper", "faster-whisper", "ASR")
+    fw = require("faster_whisper", "ASR")
     # num_workers lets that many clips be decoded concurrently (extract_blueprints' threads)
     return fw.WhisperModel(
         str(whisper_base_dir()),

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from speech_drame.audio import TARGET_SR, Audio
-from speech_drame.features.common import require, samples_16k
+from speech_drame.extras import require
+from speech_drame.features.common import samples_16k
 
 NAME = "asr_pocketsphinx"
 VERSION = "pocketsphinx-5.1.1-en-us-1"
@@ -21,7 +22,7 @@ VERSION = "pocketsphinx-5.1.1-en-us-1"
 
 @lru_cache(maxsize=1)
 def _decoder() -> Any:
-    ps = require("pocketsphinx", "pocketsphinx", "the PocketSphinx fallback ASR")
+    ps = require("pocketsphinx", "the PocketSphinx fallback ASR")
     return ps.Decoder(samprate=TARGET_SR, loglevel="FATAL")
 
 

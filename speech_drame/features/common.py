@@ -1,28 +1,15 @@
-"""Helpers shared by the feature extractors: lazy imports and input checks."""
+"""Helpers shared by the feature extractors: input checks and thread settings."""
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from types import ModuleType
 
 import numpy as np
 
 from speech_drame.audio import TARGET_SR, Audio, AudioError
-
-
-def require(module: str, pip_name: str, purpose: str) -> ModuleType:
-    """Import ``module`` or raise ImportError saying what to install and why."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise ImportError(
-            f"{purpose} needs the '{pip_name}' package: pip install {pip_name} "
-            f"(or pip install -r requirements.txt); import failed: {exc}"
-        ) from exc
-
+from speech_drame.extras import require
 
 THREADS_ENV = "SPEECH_DRAME_THREADS"
 
@@ -62,7 +49,7 @@ def samples_16k(audio: Audio, extractor: str) -> np.ndarray:
 @contextmanager
 def torch_threads(n: int) -> Iterator[None]:
     """Set torch's process-wide intra-op thread count for a block, then restore it."""
-    torch = require("torch", "torch", "this step")
+    torch = require("torch", "this step")
     before = torch.get_num_threads()
     torch.set_num_threads(n)
     try:

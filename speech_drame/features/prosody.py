@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from speech_drame.audio import Audio, AudioError
-from speech_drame.features.common import require, samples_16k
+from speech_drame.extras import require
+from speech_drame.features.common import samples_16k
 
 NAME = "prosody"
 VERSION = "pyworld-dio-3"  # 3: an F0 slope without voiced neighbours is NaN, not 0.0
@@ -68,7 +69,7 @@ def f0_contour(samples: np.ndarray) -> np.ndarray:
     """
     with warnings.catch_warnings():  # pyworld 0.3.5 imports the deprecated pkg_resources
         warnings.filterwarnings("ignore", message="pkg_resources is deprecated")
-        pyworld = require("pyworld", "pyworld", "F0 extraction")
+        pyworld = require("pyworld", "F0 extraction")
     x = samples.astype(np.float64)
     f0, times = pyworld.dio(x, SR, f0_floor=F0_FLOOR, f0_ceil=F0_CEIL, frame_period=FRAME_MS)
     f0 = pyworld.stonemask(x, f0, times, SR)

@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from speech_drame.audio import Audio, AudioError
-from speech_drame.features.common import require, samples_16k, thread_count
+from speech_drame.extras import require
+from speech_drame.features.common import samples_16k, thread_count
 from speech_drame.features.spectral import mel_spectrogram, power_to_db
 
 NAME = "dnsmos"
@@ -45,8 +46,8 @@ class QualityScores:
 
 @lru_cache(maxsize=1)
 def _sessions() -> tuple[Any, Any]:
-    speechmos = require("speechmos", "speechmos", "DNSMOS quality")
-    ort = require("onnxruntime", "onnxruntime", "DNSMOS quality")
+    speechmos = require("speechmos", "DNSMOS quality")
+    ort = require("onnxruntime", "DNSMOS quality")
     folder = Path(speechmos.__file__).parent / "dnsmos_models"
     options = ort.SessionOptions()
     options.intra_op_num_threads = thread_count()

@@ -1,26 +1,54 @@
-"""Speaker embedding: resemblyzer's d-vector (GE2E LSTM encoder bundled with the package).
+"""Speaker embedding: the d-vector of the GE2E voice encoder shipped in resemblyzer 0.1.4.
 
-Follows ``resemblyzer.preprocess_wav`` (volume normalisation, webrtcvad trimming of long
-silences) and ``VoiceEncoder.embed_utterance`` (1.6 s partials at 1.3 per second, mean of the
-L2-normalised partial embeddings), with the 40-band mel input computed by
-:mod:`speech_drame.features.spectral` instead of librosa (same values, no numba start-up).
+Our own implementation of that encoder's pipeline, giving the package's embeddings (within
+float rounding; ``tests/test_speaker_encoder.py`` compares them) without installing it:
+
+1. volume normalisation: raise quiet clips to -30 dBFS RMS (louder clips are left as they are);
+2. silence trimming: webrtcvad (mode 3) marks 30 ms windows as voiced, a majority vote over 8
+   windows smooths the marks, voiced runs are widened by 3 windows each side, and the rest is cut;
+3. 1.6 s partials (160 mel frames of 10 ms) every 77 frames (1.3 per second), the last one kept
+   if at least 75 % of it is audio (the waveform is zero-padded to its end);
+4. each partial's 40-band power mel spectrogram (:mod:`speech_drame.features.spectral`, the
+   values librosa gives) through a 3-layer LSTM (256 units), the last layer's final hidden state
+   through Linear 256->256 and ReLU, L2-normalised; the clip's d-vector is the L2-normalised mean.
+
+The weights (``speech_drame/resources/voice_encoder.safetensors``, Apache-2.0, see
+``voice_encoder.LICENSE.md``) are resemblyzer's ``pretrained.pt`` converted unchanged by
+``dataset_scripts/convert_voice_encoder.py``; their SHA-256 is checked when they are loaded.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib import resources
 from typing import Any
 
 import numpy as np
 
 from speech_drame.audio import Audio, AudioError
-from speech_drame.features.common import require, samples_16k, thread_count, torch_threads
+from speech_drame.extras import require
+from speech_drame.features.common import samples_16k, thread_count, torch_threads
 from speech_drame.features.spectral import mel_spectrogram
 
 NAME = "speaker"
 VERSION = "resemblyzer-0.1.4-1"
 SR = 16_000
+
+WEIGHTS = resources.files("speech_drame.resources") / "voice_encoder.safetensors"
+WEIGHTS_SHA256 = "f92743a2f0b97338213c23b26cde5d823eac420fe169c8c01e14c4426517c71a"
+
+TARGET_DBFS = -30.0
+INT16_MAX = 2**15 - 1
+VAD_WINDOW = SR * 30 // 1000  # samples per webrtcvad decision
+VAD_SMOOTHING = 8  # windows in the majority vote
+VAD_DILATION = 7  # a voiced window keeps 3 windows either side
+N_FFT, HOP, N_MELS = SR * 25 // 1000, SR * 10 // 1000, 40
+PARTIAL_FRAMES = 160
+PARTIAL_STEP = round(SR / 1.3 / HOP)  # 77 frames: 1.3 partials per second
+MIN_COVERAGE = 0.75
+HIDDEN, LAYERS = 256, 3
 
 
 @dataclass
@@ -33,10 +61,82 @@ class SpeakerEmbedding:
         return float(np.dot(self.embedding, other.embedding))
 
 
+def normalise_volume(samples: np.ndarray) -> np.ndarray:
+    """``samples`` scaled up to ``TARGET_DBFS`` RMS if quieter (silence is returned as is)."""
+    rms = np.sqrt(np.mean((samples * INT16_MAX) ** 2))
+    if rms == 0:
+        return samples
+    gain_db = TARGET_DBFS - 20 * np.log10(rms / INT16_MAX)
+    return samples if gain_db < 0 else samples * 10 ** (gain_db / 20)
+
+
+def _windows_sum(flags: np.ndarray, width: int) -> np.ndarray:
+    """For each window, the sum of ``flags`` over ``width`` windows around it (zeros outside).
+
+    The span runs from ``(width - 1) // 2`` windows before to ``width // 2`` after.
+    """
+    full = np.convolve(flags.astype(np.int64), np.ones(width, dtype=np.int64))
+    return full[width // 2 : width // 2 + len(flags)]
+
+
+def trim_long_silences(samples: np.ndarray) -> np.ndarray:
+    """``samples`` without the silences that webrtcvad finds beyond 3 windows from speech.
+
+    The samples are first cut to whole 30 ms windows.
+    """
+    webrtcvad = require("webrtcvad", "speaker embedding")
+    n_windows = len(samples) // VAD_WINDOW
+    if n_windows == 0:
+        return samples[:0]
+    windows = samples[: n_windows * VAD_WINDOW].reshape(n_windows, VAD_WINDOW)
+    pcm = np.round(windows * INT16_MAX).astype("<i2")
+    vad = webrtcvad.Vad(3)
+    voiced = np.array([vad.is_speech(w.tobytes(), SR) for w in pcm])
+    # majority of the 8 windows from 3 before to 4 after; a 4-4 tie counts as silence
+    smoothed = np.round(_windows_sum(voiced, VAD_SMOOTHING) / VAD_SMOOTHING) > 0
+    keep = _windows_sum(smoothed, VAD_DILATION) > 0
+    return windows[keep].ravel()
+
+
+def preprocess(samples: np.ndarray) -> np.ndarray:
+    """The 16 kHz samples the encoder sees: volume-normalised, long silences trimmed."""
+    return trim_long_silences(normalise_volume(samples))
+
+
+def partial_starts(n_samples: int) -> list[int]:
+    """First mel frame of each 160-frame partial of a clip of ``n_samples`` samples.
+
+    Partials start every ``PARTIAL_STEP`` frames and cover every frame of the clip; the last
+    one is dropped if under ``MIN_COVERAGE`` of it is audio, unless it is the only one.
+    """
+    n_frames = -(-(n_samples + 1) // HOP)
+    starts = list(range(0, max(1, n_frames - PARTIAL_FRAMES + PARTIAL_STEP + 1), PARTIAL_STEP))
+    coverage = (n_samples - starts[-1] * HOP) / (PARTIAL_FRAMES * HOP)
+    if coverage < MIN_COVERAGE and len(starts) > 1:
+        starts.pop()
+    return starts
+
+
 @lru_cache(maxsize=1)
 def _encoder() -> Any:
-    resemblyzer = require("resemblyzer", "resemblyzer", "speaker embedding")
-    return resemblyzer.VoiceEncoder("cpu", verbose=False)
+    """The LSTM and projection with the packaged weights, after checking their SHA-256."""
+    torch = require("torch", "speaker embedding")
+    safetensors_torch = require("safetensors.torch", "speaker embedding")
+    data = WEIGHTS.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != WEIGHTS_SHA256:
+        raise ValueError(
+            f"{WEIGHTS}: SHA-256 {digest[:12]}... is not the pinned {WEIGHTS_SHA256[:12]}...: "
+            "the voice encoder weights are damaged or replaced; reinstall speech-drame"
+        )
+    encoder = torch.nn.ModuleDict(
+        {
+            "lstm": torch.nn.LSTM(N_MELS, HIDDEN, LAYERS, batch_first=True),
+            "linear": torch.nn.Linear(HIDDEN, HIDDEN),
+        }
+    )
+    encoder.load_state_dict(safetensors_torch.load(data))
+    return encoder.eval()
 
 
 def speaker_embedding(audio: Audio) -> SpeakerEmbedding:
@@ -45,27 +145,18 @@ def speaker_embedding(audio: Audio) -> SpeakerEmbedding:
     Raises:
         AudioError: audio not 16 kHz mono, or too little voice left after silence trimming.
     """
-    torch = require("torch", "torch", "speaker embedding")
-    from resemblyzer import audio as rs_audio
-    from resemblyzer import hparams
-
+    torch = require("torch", "speaker embedding")
     encoder = _encoder()
-    wav = rs_audio.normalize_volume(
-        samples_16k(audio, "speaker embedding"), hparams.audio_norm_target_dBFS, increase_only=True
-    )
-    wav = rs_audio.trim_long_silences(wav)
+    wav = preprocess(samples_16k(audio, "speaker embedding"))
     if len(wav) < SR // 4:
         raise AudioError(audio.source, "speaker embedding: under 0.25 s of voice after trimming")
-    wav_slices, mel_slices = encoder.compute_partial_slices(len(wav), rate=1.3, min_coverage=0.75)
-    wav = np.pad(wav, (0, max(0, wav_slices[-1].stop - len(wav))))
-    mel = mel_spectrogram(
-        wav,
-        SR,
-        n_fft=int(SR * hparams.mel_window_length / 1000),
-        hop_length=int(SR * hparams.mel_window_step / 1000),
-        n_mels=hparams.mel_n_channels,
-    ).T
+    starts = partial_starts(len(wav))
+    wav = np.pad(wav, (0, max(0, (starts[-1] + PARTIAL_FRAMES) * HOP - len(wav))))
+    mel = mel_spectrogram(wav, SR, n_fft=N_FFT, hop_length=HOP, n_mels=N_MELS).T
+    mels = torch.from_numpy(np.stack([mel[s : s + PARTIAL_FRAMES] for s in starts]))
     with torch.no_grad(), torch_threads(thread_count()):
-        partials = encoder(torch.from_numpy(np.stack([mel[s] for s in mel_slices]))).numpy()
+        _, (hidden, _) = encoder["lstm"](mels)
+        partials = torch.relu(encoder["linear"](hidden[-1]))
+        partials = (partials / torch.linalg.vector_norm(partials, dim=1, keepdim=True)).numpy()
     raw = partials.mean(axis=0)
     return SpeakerEmbedding([float(v) for v in raw / np.linalg.norm(raw)])

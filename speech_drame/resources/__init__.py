@@ -2,4 +2,7 @@
 
 ``instruction_pool.json``: paraphrases of each dimension's question, drawn per training example
 when DRAME-Eval is trained with prompt variation (see :func:`speech_drame.prompts.instruction_pool`).
+
+``voice_encoder.safetensors``: the GE2E voice encoder weights of resemblyzer 0.1.4, converted
+unchanged (:mod:`speech_drame.features.speaker`; licence in ``voice_encoder.LICENSE.md``).
 """

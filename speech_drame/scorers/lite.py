@@ -34,9 +34,10 @@ from typing import Any
 import numpy as np
 
 from speech_drame.atomic_io import replace_dir, staging_dir, write_bytes, write_json
+from speech_drame.extras import require
 from speech_drame.features import asr, prosody, text
 from speech_drame.features.blueprint import FEATURE_VERSIONS, Blueprint
-from speech_drame.features.common import require, torch_threads
+from speech_drame.features.common import torch_threads
 from speech_drame.labels import DEFAULT_LABEL_POLICY, apply_label_policy, check_label_policy
 from speech_drame.languages import LANGUAGES
 from speech_drame.schema import (
@@ -124,9 +125,15 @@ _SCALARS: tuple[tuple[str, str], ...] = (
 
 
 def default_scorer_dir() -> Path:
-    """``$SPEECH_DRAME_LITE_SCORER`` or ``artifacts/lite_scorer`` in the repository checkout."""
+    """``$SPEECH_DRAME_LITE_SCORER``, else ``artifacts/lite_scorer`` of the repository checkout
+    the package runs from (where ``make demo`` trains it), else of the current folder (an
+    installed package: where the README's ``train-lite`` command writes it)."""
     env = os.environ.get(SCORER_ENV)
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "artifacts" / "lite_scorer"
+    if env:
+        return Path(env)
+    checkout = Path(__file__).resolve().parents[2]
+    root = checkout if (checkout / "pyproject.toml").is_file() else Path.cwd()
+    return root / "artifacts" / "lite_scorer"
 
 
 def _scalar_names() -> list[str]:
@@ -237,7 +244,7 @@ def _build_net(
 ):
     """The network; the last ``n_embedded`` inputs (context embeddings) are projected onto
     ``components`` fixed directions (the ``context_basis`` buffer, set from training data)."""
-    torch = require("torch", "torch", "LiteScorer")
+    torch = require("torch", "LiteScorer")
     nn = torch.nn
     n_kept = n_in - n_embedded
 
@@ -298,7 +305,7 @@ class LiteScorer:
     # --- inference ---------------------------------------------------------------------
     def predict(self, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """Distributions ``(n, dims, 5)`` and pass probabilities ``(n,)`` for feature vectors."""
-        torch = require("torch", "torch", "LiteScorer")
+        torch = require("torch", "LiteScorer")
         x = (np.asarray(vectors, dtype=np.float32) - self.mean) / self.std
         self.net.eval()
         with torch.no_grad(), torch_threads(1):
@@ -460,8 +467,9 @@ def load_lite_scorer(mode: Config, path: str | os.PathLike | None = None) -> Lit
     folder = scorer_folder(mode, root)
     if not (folder / CONFIG_FILE).is_file():
         raise ScorerError(
-            f"no trained {mode} LiteScorer at {root}: train one with "
-            f"`speech-drame train-lite --dataset speech-drame --out {root}` or pass --scorer"
+            f"no trained {mode} LiteScorer at {root}: train one with `speech-drame train-lite "
+            f"--dataset DATASET --out {root}` (DATASET: a folder written by `speech-drame build`), "
+            f"or use a published one with --scorer lite:ORG/NAME or ${SCORER_ENV}"
         )
     scorer = LiteScorer.load(folder)
     if scorer.mode != mode:
@@ -635,7 +643,7 @@ def train_lite_scorer(
         options: hyper-parameters.
         info: free-form provenance stored in the config (dataset, split, counts).
     """
-    torch = require("torch", "torch", "LiteScorer")
+    torch = require("torch", "LiteScorer")
     options = options or TrainingOptions()
     mode = check_config(mode)
     dims = tuple(d for d in dimensions(mode) if d in labels)
@@ -691,7 +699,7 @@ def _n_embedded(mode: Config) -> int:
 def _whitening_basis(x, k: int):
     """``(d, k)`` projection onto the top ``k`` principal directions of ``x`` (centred rows),
     scaled so that each projected component has unit variance on ``x``."""
-    torch = require("torch", "torch", "LiteScorer")
+    torch = require("torch", "LiteScorer")
     _, s, vt = torch.linalg.svd(x.double() - x.double().mean(0), full_matrices=False)
     r = min(k, len(s))  # fewer clips than components: the rest stay zero
     basis = torch.zeros(x.shape[1], k, dtype=torch.float64)
@@ -700,7 +708,7 @@ def _whitening_basis(x, k: int):
 
 
 def _fit(net, opt, xn, score_m, pass_m, rng, options: TrainingOptions) -> None:
-    torch = require("torch", "torch", "LiteScorer")
+    torch = require("torch", "LiteScorer")
     n, n_dims = score_m.shape[:2]
     for _ in range(options.epochs):
         order = rng.permutation(n)

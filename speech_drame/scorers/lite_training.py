@@ -29,6 +29,7 @@ from speech_drame.features.blueprint import (
     Blueprint,
     CacheArg,
     iter_blueprints,
+    resolve_cache,
 )
 from speech_drame.languages import ALL_LABELS
 from speech_drame.schema import (
@@ -364,10 +365,12 @@ def train_and_evaluate(
     identified one) its clip ``count`` and ``table`` (null below 3 clips, with the ``reason``); ``language_mismatches``:
     clip id -> ``{"release", "identified"}``).
 
-    Returns the reports per config; with ``echo`` the tables, failure counts and the paths
-    written are printed.
+    Returns the reports per config; with ``echo`` the tables, failure counts, the paths
+    written and the feature cache's hits and misses (0 misses after ``speech-drame features``
+    filled it) are printed.
     """
     dataset_dir = Path(dataset_dir)
+    cache = resolve_cache(cache)  # one cache object: its counts cover the whole run
     out = Path(out_dir) if out_dir is not None else default_scorer_dir()
     options = options or TrainingOptions()
     (out / METRICS_FILE).unlink(missing_ok=True)  # stale until this run finishes
@@ -405,6 +408,8 @@ def train_and_evaluate(
     path = write_json(out / METRICS_FILE, document)
     if echo:
         print(f"evaluation: {path}")
+        if cache is not None:
+            print(f"feature cache {cache.root}: {cache.hits} hits, {cache.misses} misses")
     return results
 
 

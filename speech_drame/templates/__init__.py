@@ -5,9 +5,11 @@
 - ``modelcard.md``: the ``README.md`` of an exported DRAME-Eval evaluator
   (:func:`speech_drame.model_card.render_model_card`);
 - ``lite_modelcard.md``: the ``README.md`` of a pushed LiteScorer
-  (:func:`speech_drame.model_card.render_lite_model_card`).
+  (:func:`speech_drame.model_card.render_lite_model_card`);
+- ``space_readme.md``: the ``README.md`` of a Space bundle
+  (:func:`speech_drame.space_bundle.bundle_space`).
 
-Each is rendered by ``huggingface_hub``'s card classes (``DatasetCard`` / ``ModelCard``
+Each is rendered by ``huggingface_hub``'s card classes (``DatasetCard`` / ``ModelCard`` / ``SpaceCard``
 ``.from_template``): the YAML front matter is the card data (``{{ card_data }}``), the body the
 template. The files are read with :mod:`importlib.resources`, so an installed wheel needs no
 checkout beside it.
@@ -18,11 +20,19 @@ from __future__ import annotations
 from importlib.resources import files
 from typing import Any
 
-__all__ = ["DATASET_CARD", "LITE_MODEL_CARD", "MODEL_CARD", "read_template", "render"]
+__all__ = [
+    "DATASET_CARD",
+    "LITE_MODEL_CARD",
+    "MODEL_CARD",
+    "SPACE_README",
+    "read_template",
+    "render",
+]
 
 DATASET_CARD = "datasetcard.md"
 MODEL_CARD = "modelcard.md"
 LITE_MODEL_CARD = "lite_modelcard.md"
+SPACE_README = "space_readme.md"
 
 
 def read_template(name: str) -> str:

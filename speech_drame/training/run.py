@@ -331,7 +331,16 @@ def train(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``train.py``: 0 on success, 2 (one ``error:`` line) on a setup problem."""
+    """Entry point of ``train.py``: 0 on success, 2 (one ``error:`` line) on a setup problem or
+    a missing ``train`` extra."""
+    from ..extras import MissingExtra, require
+
+    try:
+        for module in ("transformers", "peft", "accelerate"):
+            require(module, "train.py")
+    except MissingExtra as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     from .arguments import parse_args
 
     logging.basicConfig(

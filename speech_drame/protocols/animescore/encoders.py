@@ -18,8 +18,9 @@ from typing import Any, Protocol
 import numpy as np
 
 from speech_drame.audio import SCORED_SECONDS, Audio, load_audio
+from speech_drame.extras import require
 from speech_drame.features.cache import FeatureCache, audio_key
-from speech_drame.features.common import require, samples_16k
+from speech_drame.features.common import samples_16k
 
 # The CLI's name for the offline encoder; it predates the multilingual model (the frames are
 # now Whisper base's), kept until the CLI, the ranker default and their docs are renamed together.
@@ -81,7 +82,7 @@ class HFEncoder:
     @classmethod
     def from_pretrained(cls, name_or_path: str, layer: int = -1) -> HFEncoder:
         """Load weights with ``AutoModel`` (local folder or Hub cache; offline is respected)."""
-        transformers = require("transformers", "transformers", "SSL encoders")
+        transformers = require("transformers", "SSL encoders")
         model = transformers.AutoModel.from_pretrained(name_or_path)
         try:
             extractor = transformers.AutoFeatureExtractor.from_pretrained(name_or_path)

@@ -1,0 +1,51 @@
+"""`speech-drame push-dataset`: upload a built dataset folder to a Hub dataset repo.
+
+The card ``README.md``, ``build_report.json`` and the parquet shards go up in one commit, after
+which ``load_dataset("ORG/NAME", "realism")`` loads it. ``build --push-to-hub`` does the same
+right after a build.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def run(args: argparse.Namespace) -> int:
+    from speech_drame.hub_push import (
+        PushFlags,
+        check_push_access,
+        dataset_push_files,
+        push_dataset,
+    )
+    from speech_drame.scorers.drame_eval import HUB_ID
+
+    if not HUB_ID.fullmatch(args.repo_id):
+        raise ValueError(f"push-dataset needs a Hub id ORG/NAME, not {args.repo_id!r}")
+    dataset_push_files(args.folder)  # an incomplete build is refused before any request
+    token = (
+        None
+        if args.dry_run
+        else check_push_access(
+            args.repo_id,
+            PushFlags("push-dataset", "--dry-run", "set HF_TOKEN or run `hf auth login`"),
+        )
+    )
+    push_dataset(
+        args.folder, args.repo_id, dry_run=args.dry_run, private=args.private or None, token=token
+    )
+    return 0
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("push-dataset", help=__doc__.split("\n")[0].split(": ", 1)[1])
+    parser.add_argument("folder", help="a folder built by `speech-drame build`")
+    parser.add_argument(
+        "repo_id", metavar="ORG/NAME", help="the Hub dataset repo to create or update"
+    )
+    parser.add_argument("--private", action="store_true", help="create the dataset repo private")
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="list the files and their sizes; send nothing (no token needed)",
+    )
+    parser.set_defaults(func=run)

@@ -1,0 +1,90 @@
+"""A trained LiteScorer made ready to leave the machine (``train-lite --push-to-hub``,
+``speech-drame space bundle``): its files copied with local paths reduced to names, plus its
+model card (:func:`speech_drame.model_card.render_lite_model_card`).
+
+``train-lite`` records the ``--dataset`` folder and the scorer folders as paths of the training
+machine; the published copy names the dataset by its folder name (a Hub id stays) and each
+scorer by its config, wherever those paths appear (failure reasons included).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from ..atomic_io import write_json, write_text
+from .lite import CONFIG_FILE, WEIGHTS_FILE
+from .lite_training import METRICS_FILE
+
+CARD = "README.md"
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _renamed(value: Any, paths: dict[str, str]) -> Any:
+    """``value`` with each local path of ``paths`` (longest first) replaced in every string."""
+    if isinstance(value, dict):
+        return {k: _renamed(v, paths) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_renamed(v, paths) for v in value]
+    if isinstance(value, str):
+        for path in sorted(paths, key=len, reverse=True):
+            value = value.replace(path, paths[path])
+    return value
+
+
+def _local_paths(path: str | os.PathLike, name: str) -> dict[str, str]:
+    """The spellings of a local ``path`` (as given and absolute) mapped to ``name``."""
+    given = str(path)
+    return {given: name, str(Path(given).resolve()): name} if Path(given).exists() else {}
+
+
+def stage_lite_scorer(
+    out_dir: str | os.PathLike, target: str | os.PathLike, model_id: str
+) -> list[Path]:
+    """Copy the ``train-lite`` output ``out_dir`` into ``target`` as published: ``README.md``
+    (the model card, titled ``model_id``), ``metrics.json`` and each config's scorer files.
+    Returns those files relative to ``target``.
+
+    Raises:
+        FileNotFoundError: no ``metrics.json`` (training did not finish) or a scorer file named
+            in it is missing.
+    """
+    from ..model_card import dataset_name, lite_data_card, render_lite_model_card
+
+    out, target = Path(out_dir), Path(target)
+    if not (out / METRICS_FILE).is_file():
+        raise FileNotFoundError(
+            f"{out / METRICS_FILE}: no finished train-lite run to publish (train it first)"
+        )
+    metrics = _read_json(out / METRICS_FILE)
+    data_card = lite_data_card(metrics["dataset"])  # read where the training data is
+    paths = _local_paths(metrics["dataset"], dataset_name(metrics["dataset"]))
+    for config, entry in metrics["configs"].items():
+        paths |= _local_paths(entry["scorer"], config)
+    files, versions = [Path(CARD), Path(METRICS_FILE)], {}
+    for config in metrics["configs"]:
+        scorer = [Path(config, CONFIG_FILE), Path(config, WEIGHTS_FILE)]
+        missing = [str(out / f) for f in scorer if not (out / f).is_file()]
+        if missing:
+            raise FileNotFoundError(f"cannot publish {out}: missing {', '.join(missing)}")
+        cfg = _read_json(out / scorer[0])
+        versions[config] = cfg["feature_versions"]
+        (target / config).mkdir(parents=True, exist_ok=True)
+        write_json(target / scorer[0], _renamed(cfg, paths))
+        shutil.copyfile(out / scorer[1], target / scorer[1])
+        files += scorer
+    write_json(target / METRICS_FILE, _renamed(metrics, paths))
+    card = render_lite_model_card(
+        model_id=model_id,
+        metrics=metrics,
+        feature_versions=versions,
+        data_card=data_card,
+    )
+    write_text(target / CARD, card)
+    return files

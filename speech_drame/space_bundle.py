@@ -1,0 +1,242 @@
+"""A folder that is a complete Hugging Face Space (``speech-drame space bundle``):
+
+- ``app.py``: starts :func:`speech_drame.space_app.build_app` with the bundled scorer;
+- ``README.md``: the Space card (front matter: Gradio SDK and version, licence, models);
+- ``requirements.txt``: installable with a plain ``pip install -r`` (no ``--no-deps``): the
+  package wheel beside it with its ``features`` and ``space`` extras (``train`` too for a
+  DRAME-Eval scorer), torch's CPU build from :data:`TORCH_CPU_INDEX`, and the repository's
+  pins (``requirements.txt``) of every package those name;
+- ``packages.txt``: the Debian packages (:data:`DEBIAN_PACKAGES`);
+- the wheel itself, built from the checkout (:mod:`speech_drame.source_wheel`);
+- ``scorer/``: a LiteScorer's files and model card (:mod:`speech_drame.scorers.lite_publish`).
+  A DRAME-Eval evaluator or a judge is not copied: the Space loads it from its spec.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+from .atomic_io import replace_dir, staging_dir, write_text
+from .source_wheel import build_wheel, checkout_root
+
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+DEBIAN_PACKAGES = ("ffmpeg",)  # torchcodec decodes compressed uploads with FFmpeg's libraries
+SCORER_FOLDER = "scorer"
+BUNDLE_FILES = ("app.py", "README.md", "requirements.txt", "packages.txt")
+
+APP = '''"""Speech-DRAME Space, assembled by `speech-drame space bundle`. The page is
+speech_drame.space_app (installed from the wheel beside this file); the scorer is the spec in
+$SPEECH_DRAME_SCORER, else the one bundled here."""
+
+import os
+from pathlib import Path
+
+BUNDLED_FOLDER = {folder!r}  # a LiteScorer beside this file, or None
+BUNDLED_SPEC = {spec!r}
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+here = Path(__file__).resolve().parent
+os.environ.setdefault(
+    "SPEECH_DRAME_SCORER", f"lite:{{here / BUNDLED_FOLDER}}" if BUNDLED_FOLDER else BUNDLED_SPEC
+)
+
+from speech_drame.space_app import MAX_UPLOAD_MB, build_app  # noqa: E402
+
+demo = build_app()
+
+if __name__ == "__main__":
+    demo.launch(
+        server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
+        max_file_size=f"{{MAX_UPLOAD_MB}}mb",
+    )
+'''
+
+
+class BundleError(ValueError):
+    """The Space cannot be bundled as asked."""
+
+
+def _normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _requirement_name(requirement: str) -> str:
+    return _normalise(re.split(r"[\s\[<>=!~;]", requirement.strip(), maxsplit=1)[0])
+
+
+def pinned_requirements(extras: tuple[str, ...], root: Path) -> list[str]:
+    """The pins in ``root/requirements.txt`` of the package's core dependencies and of
+    ``extras`` (torch excepted, see :func:`requirements_text`), in the file's order."""
+    import tomllib
+
+    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    wanted = {_requirement_name(r) for r in project["dependencies"]}
+    for extra in extras:
+        wanted |= {_requirement_name(r) for r in project["optional-dependencies"][extra]}
+    wanted.discard("torch")
+    lines = (root / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    return [
+        line.strip()
+        for line in lines
+        if "==" in line and not line.lstrip().startswith("#") and _requirement_name(line) in wanted
+    ]
+
+
+def requirements_text(wheel: str, extras: tuple[str, ...], root: Path, torch_index: str) -> str:
+    """The bundle's ``requirements.txt``."""
+    torch = next(
+        line.strip()
+        for line in (root / "constraints.txt").read_text(encoding="utf-8").splitlines()
+        if _requirement_name(line) == "torch" and "==" in line
+    )
+    head = [
+        "# The Space's environment (speech-drame space bundle): the package wheel beside this file",
+        f"# with its {' and '.join(extras)} extras, and the versions the repository is tested with.",
+    ]
+    if torch_index:
+        head += [f"--extra-index-url {torch_index}"]
+    return "\n".join([*head, torch, f"./{wheel}[{','.join(extras)}]",
+                      *pinned_requirements(extras, root)]) + "\n"  # fmt: skip
+
+
+def _space_card(
+    spec: str, folder: str | None, info: dict, torch_index: str, hub_model: str | None
+) -> str:
+    from huggingface_hub import SpaceCard, SpaceCardData
+
+    import speech_drame
+
+    from . import templates
+    from .audio import SCORED_SECONDS
+    from .space_app import MAX_QUEUE, MAX_SECONDS, MAX_UPLOAD_MB, TEMP_FILES
+
+    gradio_version = next(
+        line.split("==")[1]
+        for line in pinned_requirements(("space",), checkout_root())
+        if _requirement_name(line) == "gradio"
+    )
+    data = SpaceCardData(
+        title="Speech-DRAME scorer",
+        emoji="🎭",
+        colorFrom="indigo",
+        colorTo="pink",
+        sdk="gradio",
+        sdk_version=gradio_version,
+        app_file="app.py",
+        pinned=False,
+        license="apache-2.0",
+        short_description="Score spoken role-play clips on the Speech-DRAME rubrics",
+        models=[hub_model] if hub_model else None,
+        tags=["speech-drame", "audio", "role-play", "evaluation"],
+    )
+    return templates.render(
+        SpaceCard,
+        data,
+        templates.read_template(templates.SPACE_README),
+        spec=spec,
+        scorer_folder=folder,
+        version=speech_drame.__version__,
+        torch_index=torch_index,
+        debian=DEBIAN_PACKAGES,
+        scored_seconds=f"{SCORED_SECONDS:.0f}",
+        max_upload_mb=MAX_UPLOAD_MB,
+        max_minutes=f"{MAX_SECONDS / 60:.0f}",
+        delete_every=TEMP_FILES[0] // 60,
+        delete_after=TEMP_FILES[1] // 60,
+        max_queue=MAX_QUEUE,
+        **info,
+    )
+
+
+def _lite_info(scorer_dir: Path) -> dict:
+    """What the Space card says of a bundled LiteScorer: its data, licence, synthetic labels."""
+    import json
+
+    from .model_card import dataset_name, lite_data_card
+
+    metrics = json.loads((scorer_dir / "metrics.json").read_text(encoding="utf-8"))
+    trainings = [entry["training"] for entry in metrics["configs"].values()]
+    synthetic = [t for t in trainings if t.get("labels_are_synthetic")]
+    return {
+        "trained_on": dataset_name(metrics["dataset"]),
+        "data_license": lite_data_card(metrics["dataset"]).license,
+        "synthetic": bool(synthetic),
+        "synthetic_note": (synthetic[0].get("label_note") or "") if synthetic else "",
+    }
+
+
+def bundle_space(
+    out: str | os.PathLike,
+    scorer: str = "lite",
+    *,
+    torch_index: str = TORCH_CPU_INDEX,
+    overwrite: bool = False,
+) -> list[Path]:
+    """Assemble the Space folder ``out`` (see the module docstring) scoring with the scorer
+    spec ``scorer``; returns its files, relative to ``out``. The folder appears complete or not
+    at all (built beside it, then swapped in).
+
+    Raises:
+        BundleError: ``out`` is a non-empty folder (without ``overwrite``), or the scorer is a
+            local DRAME-Eval folder (push it to the Hub and bundle ``drame-eval:ORG/NAME``).
+        FileNotFoundError: not a source checkout, or the LiteScorer is not trained.
+    """
+    from .scorers.lite import default_scorer_dir, resolve_scorer_path
+    from .scorers.lite_publish import stage_lite_scorer
+    from .scorers.specs import parse_spec
+
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
+        raise BundleError(f"{out}: exists and is not empty (give --overwrite to replace it)")
+    parsed = parse_spec(scorer)
+    extras = ("features", "space") + (("train",) if parsed.kind == "drame-eval" else ())
+    if parsed.kind == "drame-eval" and Path(parsed.target).exists():
+        raise BundleError(
+            f"{parsed.target}: a local DRAME-Eval evaluator is not copied into a Space (several "
+            "GB); push it (train.py --push_to_hub ORG/NAME) and bundle drame-eval:ORG/NAME"
+        )
+    root = checkout_root()
+    stage = staging_dir(out)
+    try:
+        wheel = build_wheel(stage).name
+        folder, info, hub_model = None, {}, None
+        if parsed.kind == "lite":
+            source = resolve_scorer_path(parsed.target) or default_scorer_dir()
+            folder = SCORER_FOLDER
+            stage_lite_scorer(source, stage / folder, f"Speech-DRAME LiteScorer ({scorer})")
+            info = _lite_info(source)
+            if parsed.target and not Path(parsed.target).exists():
+                hub_model = parsed.target.split("@")[0]
+        elif parsed.kind == "drame-eval":
+            hub_model = parsed.target.split("@")[0]
+        write_text(stage / "app.py", APP.format(folder=folder, spec=scorer))
+        write_text(stage / "requirements.txt", requirements_text(wheel, extras, root, torch_index))
+        write_text(stage / "packages.txt", "\n".join(DEBIAN_PACKAGES) + "\n")
+        write_text(stage / "README.md", _space_card(scorer, folder, info, torch_index, hub_model))
+        files = bundle_files(stage)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    replace_dir(stage, out)
+    return files
+
+
+def bundle_files(folder: str | os.PathLike) -> list[Path]:
+    """Every file of a Space bundle, relative to it and sorted.
+
+    Raises:
+        FileNotFoundError: ``folder`` lacks a file every bundle has, or the wheel.
+    """
+    root = Path(folder)
+    missing = [name for name in BUNDLE_FILES if not (root / name).is_file()]
+    if not list(root.glob("speech_drame-*.whl")):
+        missing.append("speech_drame-*.whl")
+    if missing:
+        raise FileNotFoundError(
+            f"{root}: not a Space bundle (missing {', '.join(missing)}); make one with "
+            "speech-drame space bundle --out DIR"
+        )
+    return sorted(p.relative_to(root) for p in root.rglob("*") if p.is_file())
