@@ -35,7 +35,7 @@ import os
 from pathlib import Path
 
 BUNDLED_FOLDER = {folder!r}  # a LiteScorer beside this file, or None
-BUNDLED_SPEC = {spec!r}
+BUNDLED_SPEC = {spec!r}  # the scorer spec, "lite:FOLDER" for the folder beside this file
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 here = Path(__file__).resolve().parent
@@ -202,20 +202,20 @@ def bundle_space(
     stage = staging_dir(out)
     try:
         wheel = build_wheel(stage).name
-        folder, info, hub_model = None, {}, None
-        if parsed.kind == "lite":
+        folder, info, hub_model, spec = None, {}, None, scorer
+        if parsed.kind == "lite":  # copied in: the Space names it by its folder, not this path
             source = resolve_scorer_path(parsed.target) or default_scorer_dir()
-            folder = SCORER_FOLDER
-            stage_lite_scorer(source, stage / folder, f"Speech-DRAME LiteScorer ({scorer})")
-            info = _lite_info(source)
+            folder, spec = SCORER_FOLDER, f"lite:{SCORER_FOLDER}"
             if parsed.target and not Path(parsed.target).exists():
                 hub_model = parsed.target.split("@")[0]
+            stage_lite_scorer(source, stage / folder, hub_model or SCORER_FOLDER)
+            info = _lite_info(source)
         elif parsed.kind == "drame-eval":
             hub_model = parsed.target.split("@")[0]
-        write_text(stage / "app.py", APP.format(folder=folder, spec=scorer))
+        write_text(stage / "app.py", APP.format(folder=folder, spec=spec))
         write_text(stage / "requirements.txt", requirements_text(wheel, extras, root, torch_index))
         write_text(stage / "packages.txt", "\n".join(DEBIAN_PACKAGES) + "\n")
-        write_text(stage / "README.md", _space_card(scorer, folder, info, torch_index, hub_model))
+        write_text(stage / "README.md", _space_card(spec, folder, info, torch_index, hub_model))
         files = bundle_files(stage)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)

@@ -113,7 +113,12 @@ def test_bundle_is_a_complete_space(bundle) -> None:
     # published files carry no path of this machine
     metrics = json.loads((bundle / "scorer" / "metrics.json").read_text())
     assert metrics["dataset"] == "speech-drame"
-    assert str(REPO) not in (bundle / "scorer" / "archetype" / "config.json").read_text()
+    for name in names - {n for n in names if n.endswith((".whl", ".safetensors"))}:
+        assert str(REPO) not in (bundle / name).read_text(), name
+    assert (
+        "`lite:scorer`" in card
+        and 'load_scorer("lite:scorer"' in (bundle / "scorer/README.md").read_text()
+    )
 
 
 def test_default_bundle_takes_torch_from_the_cpu_index(tmp_path) -> None:
