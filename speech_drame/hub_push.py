@@ -32,6 +32,22 @@ class PushFlags:
     token_hint: str  # how to give a token, e.g. "set HF_TOKEN or run `hf auth login`"
 
 
+CLI_TOKEN_HINT = "set HF_TOKEN or run `hf auth login`"
+
+
+def cli_push_token(repo_id: str, push: str, dry_run: bool) -> str | None:
+    """For a CLI push named ``push`` (an option or a command): refuse a ``repo_id`` that is not
+    ``ORG/NAME``; the checked token of a real push (:func:`check_push_access`), ``None`` for a
+    dry run, which needs none."""
+    from .scorers.drame_eval import HUB_ID
+
+    if not HUB_ID.fullmatch(repo_id):
+        raise ValueError(f"{push} needs a Hub id ORG/NAME, not {repo_id!r}")
+    if dry_run:
+        return None
+    return check_push_access(repo_id, PushFlags(push, "--dry-run", CLI_TOKEN_HINT))
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
@@ -160,7 +176,6 @@ def push_folder(
 
 
 LITE_COMMIT_MESSAGE = "Upload LiteScorer (speech-drame train-lite)"
-LITE_FLAGS = PushFlags("--push-to-hub", "--dry-run", "set HF_TOKEN or run `hf auth login`")
 
 
 def push_lite_scorer(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .options import add_push_options
+from .options import add_push_options, push_token
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -69,27 +69,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _push_token(args: argparse.Namespace) -> str | None:
-    """Check the push options before the build; the token of a real push (else ``None``)."""
-    from speech_drame.hub_push import PushFlags, check_push_access
-    from speech_drame.scorers.drame_eval import HUB_ID
-
-    if args.push_to_hub is None:
-        if args.dry_run or args.private:
-            raise ValueError("--dry-run and --private need --push-to-hub ORG/NAME")
-        return None
-    if not HUB_ID.fullmatch(args.push_to_hub):
-        raise ValueError(f"--push-to-hub needs a Hub id ORG/NAME, not {args.push_to_hub!r}")
-    return (
-        None
-        if args.dry_run
-        else check_push_access(
-            args.push_to_hub,
-            PushFlags("--push-to-hub", "--dry-run", "set HF_TOKEN or run `hf auth login`"),
-        )
-    )
-
-
 def _ask(question: str) -> str:
     """The licence typed at the terminal ("" at end of input)."""
     try:
@@ -102,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     from ..data.build import BuildError, build_dataset, summarize
     from ..data.release import parse_split_map
 
-    token = _push_token(args)
+    token = push_token(args)
     try:
         report = build_dataset(
             args.source,

@@ -220,3 +220,15 @@ def add_push_options(parser: argparse.ArgumentParser, uploads: str, dry_run: str
         "--private", action="store_true", help="create the Hub repo private (with --push-to-hub)"
     )
     parser.add_argument("--dry-run", action="store_true", help=f"with --push-to-hub: {dry_run}")
+
+
+def push_token(args: argparse.Namespace) -> str | None:
+    """Check the options of :func:`add_push_options` before the long work; the token of a real
+    push (else ``None``)."""
+    from ..hub_push import cli_push_token
+
+    if args.push_to_hub is None:
+        if args.dry_run or args.private:
+            raise ValueError("--dry-run and --private need --push-to-hub ORG/NAME")
+        return None
+    return cli_push_token(args.push_to_hub, "--push-to-hub", args.dry_run)

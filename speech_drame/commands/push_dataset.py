@@ -11,25 +11,10 @@ import argparse
 
 
 def run(args: argparse.Namespace) -> int:
-    from speech_drame.hub_push import (
-        PushFlags,
-        check_push_access,
-        dataset_push_files,
-        push_dataset,
-    )
-    from speech_drame.scorers.drame_eval import HUB_ID
+    from speech_drame.hub_push import cli_push_token, dataset_push_files, push_dataset
 
-    if not HUB_ID.fullmatch(args.repo_id):
-        raise ValueError(f"push-dataset needs a Hub id ORG/NAME, not {args.repo_id!r}")
     dataset_push_files(args.folder)  # an incomplete build is refused before any request
-    token = (
-        None
-        if args.dry_run
-        else check_push_access(
-            args.repo_id,
-            PushFlags("push-dataset", "--dry-run", "set HF_TOKEN or run `hf auth login`"),
-        )
-    )
+    token = cli_push_token(args.repo_id, "push-dataset", args.dry_run)
     push_dataset(
         args.folder, args.repo_id, dry_run=args.dry_run, private=args.private or None, token=token
     )

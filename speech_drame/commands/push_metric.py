@@ -15,19 +15,14 @@ COMMIT_MESSAGE = "Upload drame_metric Space (speech-drame push-metric)"
 
 def run(args: argparse.Namespace) -> int:
     from speech_drame.hub_push import (
-        PushFlags,
-        check_push_access,
+        cli_push_token,
         metric_space_files,
         metric_space_stage,
         push_folder,
     )
-    from speech_drame.scorers.drame_eval import HUB_ID
 
-    if not HUB_ID.fullmatch(args.repo_id):
-        raise ValueError(f"push-metric needs a Hub id ORG/NAME, not {args.repo_id!r}")
     metric_space_files(args.folder)  # a missing folder is refused before any request
-    flags = PushFlags("push-metric", "--dry-run", "set HF_TOKEN or run `hf auth login`")
-    token = None if args.dry_run else check_push_access(args.repo_id, flags)
+    token = cli_push_token(args.repo_id, "push-metric", args.dry_run)
     with tempfile.TemporaryDirectory(prefix="drame-metric-space-") as tmp:
         stage = metric_space_stage(args.folder, tmp)
         push_folder(

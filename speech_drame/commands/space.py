@@ -29,15 +29,11 @@ def run_bundle(args: argparse.Namespace) -> int:
 
 
 def run_push(args: argparse.Namespace) -> int:
-    from speech_drame.hub_push import PushFlags, check_push_access, push_folder
-    from speech_drame.scorers.drame_eval import HUB_ID
+    from speech_drame.hub_push import cli_push_token, push_folder
     from speech_drame.space_bundle import SCORER_FOLDER, bundle_files
 
-    if not HUB_ID.fullmatch(args.repo_id):
-        raise ValueError(f"space push needs a Hub id ORG/NAME, not {args.repo_id!r}")
     files = bundle_files(args.folder)  # not a bundle: refused before any request
-    flags = PushFlags("space push", "--dry-run", "set HF_TOKEN or run `hf auth login`")
-    token = None if args.dry_run else check_push_access(args.repo_id, flags)
+    token = cli_push_token(args.repo_id, "space push", args.dry_run)
     push_folder(
         args.folder,
         files,

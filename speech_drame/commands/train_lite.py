@@ -9,21 +9,8 @@ from .options import (
     add_label_policy_option,
     add_push_options,
     feature_cache,
+    push_token,
 )
-
-
-def _push_token(args: argparse.Namespace) -> str | None:
-    """Check the push options before training; the token of a real push (else ``None``)."""
-    from speech_drame.hub_push import LITE_FLAGS, check_push_access
-    from speech_drame.scorers.drame_eval import HUB_ID
-
-    if args.push_to_hub is None:
-        if args.dry_run or args.private:
-            raise ValueError("--dry-run and --private need --push-to-hub ORG/NAME")
-        return None
-    if not HUB_ID.fullmatch(args.push_to_hub):
-        raise ValueError(f"--push-to-hub needs a Hub id ORG/NAME, not {args.push_to_hub!r}")
-    return None if args.dry_run else check_push_access(args.push_to_hub, LITE_FLAGS)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -31,7 +18,7 @@ def run(args: argparse.Namespace) -> int:
     from speech_drame.scorers.lite import TrainingOptions, default_scorer_dir
     from speech_drame.scorers.lite_training import train_and_evaluate
 
-    token = _push_token(args)
+    token = push_token(args)
     options = TrainingOptions(epochs=args.epochs, seed=args.seed, label_policy=args.label_policy)
     if labels_are_synthetic(args.dataset):
         print(
