@@ -13,6 +13,14 @@ from datetime import timedelta
 from typing import Any
 
 
+def check_shard_args(rank: int, world_size: int | None) -> None:
+    """Refuse a ``--rank`` without ``--world-size`` or outside ``0..world_size-1``."""
+    if rank and world_size is None:
+        raise ValueError("--rank needs --world-size")
+    if world_size is not None and not 0 <= rank < world_size:
+        raise ValueError(f"need 0 <= --rank < --world-size, got {rank} of {world_size}")
+
+
 def rank_world(
     rank: int, world_size: int | None, timeout: timedelta | None = None
 ) -> tuple[int, int, Any | None]:

@@ -36,6 +36,17 @@ def checkout_root() -> Path:
     return root
 
 
+def copy_source(root: Path, dst: Path) -> Path:
+    """What the package is built from (:data:`SOURCE_FILES` and the package, no caches),
+    copied from the checkout ``root`` into the new folder ``dst``."""
+    dst.mkdir()
+    for name in SOURCE_FILES:
+        shutil.copy2(root / name, dst / name)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.nbi", "*.nbc")
+    shutil.copytree(root / "speech_drame", dst / "speech_drame", ignore=ignore)
+    return dst
+
+
 def build_wheel(target: str | os.PathLike) -> Path:
     """Build the package's wheel into the folder ``target``; returns its path.
 
@@ -46,12 +57,7 @@ def build_wheel(target: str | os.PathLike) -> Path:
     root, target = checkout_root(), Path(target)
     target.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="speech-drame-wheel-") as tmp:
-        source = Path(tmp, "source")
-        source.mkdir()
-        for name in SOURCE_FILES:
-            shutil.copy2(root / name, source / name)
-        ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.nbi", "*.nbc")
-        shutil.copytree(root / "speech_drame", source / "speech_drame", ignore=ignore)
+        source = copy_source(root, Path(tmp, "source"))
         dist = Path(tmp, "dist")
         done = subprocess.run(
             [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", "wheel",

@@ -85,8 +85,10 @@ def pinned_requirements(extras: tuple[str, ...], root: Path) -> list[str]:
     ]
 
 
-def requirements_text(wheel: str, extras: tuple[str, ...], root: Path, torch_index: str) -> str:
-    """The bundle's ``requirements.txt``."""
+def requirements_text(
+    wheel: str, extras: tuple[str, ...], pins: list[str], root: Path, torch_index: str
+) -> str:
+    """The bundle's ``requirements.txt``, with the ``pins`` of :func:`pinned_requirements`."""
     torch = next(
         line.strip()
         for line in (root / "constraints.txt").read_text(encoding="utf-8").splitlines()
@@ -98,12 +100,16 @@ def requirements_text(wheel: str, extras: tuple[str, ...], root: Path, torch_ind
     ]
     if torch_index:
         head += [f"--extra-index-url {torch_index}"]
-    return "\n".join([*head, torch, f"./{wheel}[{','.join(extras)}]",
-                      *pinned_requirements(extras, root)]) + "\n"  # fmt: skip
+    return "\n".join([*head, torch, f"./{wheel}[{','.join(extras)}]", *pins]) + "\n"
 
 
 def _space_card(
-    spec: str, folder: str | None, info: dict, torch_index: str, hub_model: str | None
+    spec: str,
+    folder: str | None,
+    info: dict,
+    torch_index: str,
+    hub_model: str | None,
+    pins: list[str],
 ) -> str:
     from huggingface_hub import SpaceCard, SpaceCardData
 
@@ -114,9 +120,7 @@ def _space_card(
     from .space_app import MAX_QUEUE, MAX_SECONDS, MAX_UPLOAD_MB, TEMP_FILES
 
     gradio_version = next(
-        line.split("==")[1]
-        for line in pinned_requirements(("space",), checkout_root())
-        if _requirement_name(line) == "gradio"
+        line.split("==")[1] for line in pins if _requirement_name(line) == "gradio"
     )
     data = SpaceCardData(
         title="Speech-DRAME scorer",
@@ -213,9 +217,13 @@ def bundle_space(
         elif parsed.kind == "drame-eval":
             hub_model = parsed.target.split("@")[0]
         write_text(stage / "app.py", APP.format(folder=folder, spec=spec))
-        write_text(stage / "requirements.txt", requirements_text(wheel, extras, root, torch_index))
+        pins = pinned_requirements(extras, root)
+        write_text(
+            stage / "requirements.txt", requirements_text(wheel, extras, pins, root, torch_index)
+        )
         write_text(stage / "packages.txt", "\n".join(DEBIAN_PACKAGES) + "\n")
-        write_text(stage / "README.md", _space_card(spec, folder, info, torch_index, hub_model))
+        card = _space_card(spec, folder, info, torch_index, hub_model, pins)
+        write_text(stage / "README.md", card)
         files = bundle_files(stage)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)

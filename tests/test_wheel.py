@@ -13,7 +13,6 @@ dataset folder (dataset card) and renders a model card from that folder's card.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -22,6 +21,8 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import OFFICIAL_SAMPLES, REPO
+
+from speech_drame.source_wheel import copy_source
 
 pytestmark = pytest.mark.slow
 
@@ -63,16 +64,6 @@ print(json.dumps({
 """
 
 
-def _copy_source(dst: Path) -> Path:
-    """What the wheel is built from: pyproject.toml, README.md, LICENSE and the package."""
-    dst.mkdir()
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
-        shutil.copy2(REPO / name, dst / name)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.nbi", "*.nbc")
-    shutil.copytree(REPO / "speech_drame", dst / "speech_drame", ignore=ignore)
-    return dst
-
-
 def build_and_install(source: Path, tmp: Path) -> Path:
     """``python -m build`` of ``source`` (the sdist, then the wheel built from that sdist, so
     both carry the run-time files); the wheel is installed without dependencies into
@@ -103,7 +94,7 @@ def test_the_wheel_carries_the_templates_and_renders_the_cards(tmp_path):
     from datasets import load_dataset
     from huggingface_hub import DatasetCard, ModelCard
 
-    site = build_and_install(_copy_source(tmp_path / "src"), tmp_path)
+    site = build_and_install(copy_source(REPO, tmp_path / "src"), tmp_path)
     assert sorted(p.name for p in (site / "speech_drame" / "templates").glob("*.md")) == [
         "datasetcard.md",
         "lite_modelcard.md",

@@ -16,9 +16,9 @@ import os
 import sys
 from pathlib import Path
 
-from ..distributed import rank_world
+from ..distributed import check_shard_args, rank_world
 from ..scorers.base import MIN_LABEL_MASS, check_min_label_mass
-from .options import add_scorer_options, scorer_from_args
+from .options import add_scorer_options, add_shard_options, scorer_from_args
 
 
 def parse_systems(specs: list[str], systems_dir: str | None) -> dict[str, str]:
@@ -50,12 +50,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         check_min_label_mass(args.min_label_mass)
-        if args.rank and args.world_size is None:
-            raise ValueError("--rank needs --world-size")
-        if args.world_size is not None and not 0 <= args.rank < args.world_size:
-            raise ValueError(
-                f"need 0 <= --rank < --world-size, got {args.rank} of {args.world_size}"
-            )
+        check_shard_args(args.rank, args.world_size)
         if args.batch_size < 1:
             raise ValueError(f"--batch-size must be at least 1, got {args.batch_size}")
         systems = parse_systems(args.system, args.systems_dir)
@@ -184,13 +179,7 @@ def register(subparsers) -> None:
         help="list a score as unreliable when the scorer put less than this probability on the "
         "labels (scorers with label mass: DRAME-Eval)",
     )
-    parser.add_argument("--rank", type=int, default=0, help="this process's shard, 0..world-size-1")
-    parser.add_argument(
-        "--world-size",
-        type=int,
-        help="number of shards, each run as its own process with its --rank; the last to "
-        "finish writes the leaderboard (default: the torchrun/accelerate process group, or 1)",
-    )
+    add_shard_options(parser, "; the last to finish writes the leaderboard")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     add_scorer_options(parser)

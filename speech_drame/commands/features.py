@@ -13,18 +13,16 @@ import argparse
 from datetime import timedelta
 
 from ..schema import CONFIGS
+from .options import add_shard_options
 
 BARRIER_TIMEOUT = timedelta(hours=24)  # ranks finish their shares hours apart on a large split
 
 
 def run(args: argparse.Namespace) -> int:
-    from speech_drame.distributed import rank_world
+    from speech_drame.distributed import check_shard_args, rank_world
     from speech_drame.features.shard import dataset_parts, fill_cache, total
 
-    if args.rank and args.world_size is None:
-        raise ValueError("--rank needs --world-size")
-    if args.world_size is not None and not 0 <= args.rank < args.world_size:
-        raise ValueError(f"need 0 <= --rank < --world-size, got {args.rank} of {args.world_size}")
+    check_shard_args(args.rank, args.world_size)
     if args.batch_size < 1:
         raise ValueError(f"--batch-size must be at least 1, got {args.batch_size}")
     if args.workers is not None and args.workers < 1:
@@ -91,12 +89,6 @@ def register(subparsers) -> None:
         help="clips extracted at once per process (default: this machine's CPUs divided by its "
         "processes and $SPEECH_DRAME_THREADS)",
     )
-    parser.add_argument("--rank", type=int, default=0, help="this process's shard, 0..world-size-1")
-    parser.add_argument(
-        "--world-size",
-        type=int,
-        help="number of shards, each run as its own process with its --rank (default: the "
-        "torchrun/accelerate process group, or 1)",
-    )
+    add_shard_options(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.set_defaults(func=run)

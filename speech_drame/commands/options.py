@@ -212,6 +212,18 @@ def scorer_from_args(args: argparse.Namespace, config: Config, on_retry=None):
     )  # fmt: skip
 
 
+def add_shard_options(parser: argparse.ArgumentParser, last: str = "") -> None:
+    """``--rank R --world-size N``: one shard per process started by hand; ``last`` says what
+    happens after the shards."""
+    parser.add_argument("--rank", type=int, default=0, help="this process's shard, 0..world-size-1")
+    parser.add_argument(
+        "--world-size",
+        type=int,
+        help=f"number of shards, each run as its own process with its --rank{last} (default: "
+        "the torchrun/accelerate process group, or 1)",
+    )
+
+
 def add_push_options(parser: argparse.ArgumentParser, uploads: str, dry_run: str) -> None:
     """``--push-to-hub ORG/NAME``, ``--private``, ``--dry-run`` of a command whose result is
     pushed: ``uploads`` says what goes where, ``dry_run`` what a dry run does instead."""
