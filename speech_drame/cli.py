@@ -37,6 +37,7 @@ COMMANDS = (
     "push_metric",
     "features",
     "push_dataset",
+    "campaign",
 )
 
 

@@ -28,6 +28,10 @@ PROVIDERS: dict[str, tuple[str, str]] = {
     "evaluate": ("evaluate", "train"),
     "gradio": ("gradio", "space"),
     "gradio_client": ("gradio-client", "space"),
+    "sqlalchemy": ("sqlalchemy", "campaign"),
+    "starlette": ("starlette", "campaign"),
+    "uvicorn": ("uvicorn", "campaign"),
+    "psycopg": ("psycopg", "postgres"),
     "pypinyin": ("pypinyin", "demo"),
 }
 

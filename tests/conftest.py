@@ -41,6 +41,27 @@ def official_dataset_dir(official_samples_dir, tmp_path_factory) -> Path:
     return out
 
 
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's headless Chromium driven by Playwright, one per test module."""
+    import shutil
+
+    from playwright.sync_api import sync_playwright
+
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.fail("Debian chromium is not installed (apt-get install chromium)")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
 @pytest.fixture
 def server():
     """A small OpenAI-compatible chat server on 127.0.0.1 (``tests/judge_server.py``)."""

@@ -48,6 +48,13 @@ def bad_usage(tmp: str) -> dict[tuple[str, ...], list[str]]:
         ("animescore", "demo-pairs"): ["--release", missing, "--out", f"{tmp}/pairs"],
         ("import_predictions",): [f"{missing}.jsonl", "--config", "archetype",
                                   "--out", f"{tmp}/p.jsonl"],
+        ("campaign", "create"): ["--clips", f"{missing}.jsonl", "--config", "archetype",
+                                 "--raters-per-clip", "3", "--out", f"{tmp}/c.db"],
+        ("campaign", "invite"): [f"{missing}.db", "--name", "a"],
+        ("campaign", "admin"): [f"{missing}.db"],
+        ("campaign", "serve"): [f"{missing}.db"],
+        ("campaign", "status"): [f"{missing}.db"],
+        ("campaign", "export"): [f"{missing}.db", "--out", f"{tmp}/rel"],
         ("table",): ["--predictions", f"{missing}.jsonl", "--config", "realism",
                      "--dataset", missing],
     }  # fmt: skip

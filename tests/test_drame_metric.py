@@ -191,6 +191,42 @@ def test_configs_name_the_default_dimensions():
     assert got["content_pass_accuracy"] == 1.0 and "audio_quality_pearson" in got
 
 
+def test_distributions_add_the_fit_beside_the_unchanged_table(drame):
+    from speech_drame.distribution_fit import distribution_fit, fit_table
+
+    preds, refs, dims = sample_inputs(6)
+    rng = np.random.default_rng(6)
+    dists = [[rng.dirichlet(np.ones(5)).tolist() for _ in dims] for _ in preds]
+    dists[3][0] = None  # a sample without a distribution for one dimension
+    for policy in ("paper", "skip"):
+        got = drame.compute(
+            predictions=preds,
+            references=refs,
+            dimensions=dims,
+            label_policy=policy,
+            distributions=dists,
+        )
+        table = M.alignment_table(preds, refs, dims, label_policy=policy)
+        fit = fit_table(distribution_fit(dists, refs, dims, label_policy=policy))
+        same(got, {**table, **fit})
+        for stat in ("nll", "jsd", "nll_baseline", "jsd_baseline", "ece"):
+            assert f"audio_quality_{stat}" in got and f"human_likeness_{stat}" in got
+        assert got["avg_nll"] == pytest.approx(
+            (got["audio_quality_nll"] + got["human_likeness_nll"]) / 2, abs=1e-15
+        )
+    plain = drame.compute(predictions=preds, references=refs, dimensions=dims)
+    assert not any(k.endswith(("_nll", "_jsd", "_ece")) for k in plain)
+    with pytest.raises(ValueError, match="distributions has 2"):
+        drame.compute(predictions=preds, references=refs, dimensions=dims, distributions=dists[:2])
+    bad = [row[:] for row in dists]
+    bad[7][1] = [0.5, 0.5, 0.5, 0, 0]
+    with pytest.raises(ValueError, match=r"distributions\[7\]\[1\] \(human_likeness\)"):
+        drame.compute(predictions=preds, references=refs, dimensions=dims, distributions=bad)
+    flat = [[float(np.mean([v or 1 for v in r[0]])), float(np.mean(r[1]))] for r in refs]
+    with pytest.raises(ValueError, match="needs the annotator ratings"):
+        drame.compute(predictions=preds, references=flat, dimensions=dims, distributions=dists)
+
+
 def test_metric_card_examples_run(monkeypatch):
     monkeypatch.chdir(REPO)
     spec = importlib.util.spec_from_file_location(

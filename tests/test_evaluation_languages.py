@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pytest
 from conftest import archetype_record, tone, write_release
 from scipy.stats import pearsonr
 
@@ -105,3 +106,69 @@ def test_split_report_breaks_down_by_the_release_language(tmp_path):
     assert "average Pearson, zh" in text and "clips scored, unknown" not in text
     assert text.index("clips scored, zh") < text.index("clips scored, en")  # zh, en, other, unknown
     assert "language differs from the release" in text.splitlines()[-2]
+
+
+@dataclass
+class DistributionScorer(HeardScorer):
+    """HeardScorer that also returns a distribution over 1..5 per dimension."""
+
+    id: str = "spread"
+
+    def score(self, clips, *, progress=False):
+        out = super().score(clips, progress=progress)
+        for r in out:
+            r.distributions = {}
+            for d, score in r.scores.items():
+                p = np.exp(-((np.arange(1, 6) - score) ** 2))
+                r.distributions[d] = (p / p.sum()).tolist()
+        return out
+
+
+def test_split_report_adds_the_distribution_fit_and_the_table_and_json_carry_it(tmp_path):
+    from speech_drame.atomic_io import write_json
+    from speech_drame.distribution_fit import distribution_fit
+    from speech_drame.scorers.lite import TrainingOptions
+    from speech_drame.scorers.lite_training import TrainingReport, config_metrics, read_reports
+
+    records = _records()
+    release = write_release(
+        tmp_path / "release",
+        {"archetype_data/test.jsonl": records},
+        {r["id"]: tone(1.0, seed=i) for i, r in enumerate(records)},
+    )
+    build_dataset(release, tmp_path / "ds", progress=False)
+    scorer = DistributionScorer()
+    report = evaluate_scorer(scorer, tmp_path / "ds", "test", label_policy="skip")
+
+    results = scorer.score([ClipInput(r["id"], b"", {}) for r in records])
+    by_id = {r["id"]: r for r in records}
+    dims = list(ARCHETYPE_DIMENSIONS)
+    expected = distribution_fit(
+        [[r.distributions[d] for d in dims] for r in results],
+        [[by_id[r.id]["annotations"][d] for d in dims] for r in results],
+        dims,
+        label_policy="skip",
+    )
+    fit = report.distribution_fit
+    assert list(fit["dimensions"]) == dims  # no Content Pass
+    for d in dims:
+        for stat in ("nll", "jsd", "nll_baseline", "jsd_baseline", "ece"):
+            assert fit["dimensions"][d][stat] == pytest.approx(expected["dimensions"][d][stat])
+    assert fit["label_policy"] == "skip"
+
+    text = format_table("archetype", [report])
+    assert "average NLL of the ratings" in text and "average JSD, pooled-rating baseline" in text
+    assert "n/a" not in text.split("average NLL")[1].split("\n")[0]
+    plain = evaluate_scorer(HeardScorer(), tmp_path / "ds", "test", label_policy="skip")
+    assert plain.distribution_fit is None
+    assert "average NLL" not in format_table("archetype", [plain])
+
+    training = TrainingReport("ds", "train", False, None, 0)
+    entry = config_metrics(tmp_path / "out", training, TrainingOptions(), [report])
+    assert entry["splits"]["test"]["distribution_fit"] == fit
+    document = {"format_version": 1, "dataset": "ds", "configs": {"archetype": entry}}
+    (tmp_path / "out").mkdir()
+    write_json(tmp_path / "out" / "metrics.json", document)
+    (back,) = read_reports(tmp_path / "out")["archetype"]
+    assert back.distribution_fit["avg_nll"] == pytest.approx(fit["avg_nll"])
+    assert format_table("archetype", [back]) == text

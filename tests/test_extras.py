@@ -13,13 +13,14 @@ import tomllib
 
 import pytest
 from conftest import LIBRIVOX, OFFICIAL_SAMPLES, REPO
+from packaging.requirements import Requirement
 
 from speech_drame.extras import PROVIDERS, install_hint
 
 CLIP = LIBRIVOX / "sense_and_sensibility_01_austen_64kb-0870.wav"
 # Runs in the child: argv = blocked top-level modules (comma-separated), then the code to run.
 CHILD = """
-import importlib.abc, sys
+import importlib.abc, importlib.util, sys
 blocked = set(sys.argv[1].split(","))
 
 class Uninstalled(importlib.abc.MetaPathFinder):
@@ -29,6 +30,10 @@ class Uninstalled(importlib.abc.MetaPathFinder):
         return None
 
 sys.meta_path.insert(0, Uninstalled())
+# libraries that probe for an optional package (datasets: sqlalchemy) find nothing either
+_find_spec = importlib.util.find_spec
+importlib.util.find_spec = lambda name, package=None: (
+    None if name.split(".")[0] in blocked else _find_spec(name, package))
 exec(sys.argv[2])
 """
 EXTRA_MODULES = {
@@ -54,7 +59,7 @@ def _cli(blocked: list[str], args: list[str], tmp_path) -> subprocess.CompletedP
 def test_providers_match_the_extras_of_pyproject() -> None:
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     extras = {
-        extra: {req.split(">")[0].split("<")[0].split("=")[0].strip().lower() for req in reqs}
+        extra: {Requirement(req).name.lower() for req in reqs}
         for extra, reqs in project["optional-dependencies"].items()
     }
     for module, (dist, extra) in PROVIDERS.items():

@@ -187,58 +187,45 @@ def test_examples_come_from_a_release(official_samples_dir) -> None:
     assert rows[0][2] and rows[1][3] and rows[1][4] and rows[1][5]
 
 
-def test_real_browser_uploads_scores_and_reads_the_page(space, tmp_path) -> None:
-    import shutil
-
-    from playwright.sync_api import sync_playwright
-
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        pytest.fail("Debian chromium is not installed (apt-get install chromium)")
+def test_real_browser_uploads_scores_and_reads_the_page(space, browser, tmp_path) -> None:
     clip = space["clips"]["clean"]
     want = score_clip(clip, "archetype", QUESTION, scorer=space["scorer"])
     shot = tmp_path / "space_scored.png"
-    args = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
     realism_fields = ("#profile", "#scene", "#traits")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, args=args)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1100})
-            page.goto(space["url"], timeout=60_000)
-            page.get_by_text("Privacy:").wait_for(timeout=30_000)
-            page.locator("#scorer-info").get_by_text("synthetic proxy labels").wait_for(
-                timeout=30_000
-            )
-            # archetype mode: the question and Content Pass, no realism fields
-            assert page.locator("#question").is_visible()
-            assert page.locator("#content-pass").is_visible()
-            assert not any(page.locator(f).is_visible() for f in realism_fields)
-            page.get_by_label("realism").check()
-            page.locator("#profile").wait_for(state="visible", timeout=30_000)
-            assert all(page.locator(f).is_visible() for f in realism_fields)
-            page.locator("#question").wait_for(state="hidden", timeout=30_000)
-            page.locator("#content-pass").wait_for(state="hidden", timeout=30_000)
-            page.get_by_label("archetype").check()
-            page.locator("#question").wait_for(state="visible", timeout=30_000)
-            assert not any(page.locator(f).is_visible() for f in realism_fields)
+    page = browser.new_page(viewport={"width": 1280, "height": 1100})
+    try:
+        page.goto(space["url"], timeout=60_000)
+        page.get_by_text("Privacy:").wait_for(timeout=30_000)
+        page.locator("#scorer-info").get_by_text("synthetic proxy labels").wait_for(timeout=30_000)
+        # archetype mode: the question and Content Pass, no realism fields
+        assert page.locator("#question").is_visible()
+        assert page.locator("#content-pass").is_visible()
+        assert not any(page.locator(f).is_visible() for f in realism_fields)
+        page.get_by_label("realism").check()
+        page.locator("#profile").wait_for(state="visible", timeout=30_000)
+        assert all(page.locator(f).is_visible() for f in realism_fields)
+        page.locator("#question").wait_for(state="hidden", timeout=30_000)
+        page.locator("#content-pass").wait_for(state="hidden", timeout=30_000)
+        page.get_by_label("archetype").check()
+        page.locator("#question").wait_for(state="visible", timeout=30_000)
+        assert not any(page.locator(f).is_visible() for f in realism_fields)
 
-            page.locator("#clip input[type=file]").set_input_files(str(clip))
-            page.locator("#question textarea").fill(QUESTION)
-            page.locator("#clip audio, #clip .waveform-container, #clip button").first.wait_for(
-                timeout=30_000
-            )
-            page.locator("#score-button").click()
-            table = page.locator("#score-table")
-            table.locator("table").wait_for(timeout=60_000)
-            page.locator("#score-bars img").wait_for(timeout=30_000)
-            rows = table.locator("tbody tr").all_inner_texts()
-            transcript = page.locator("#transcript textarea").input_value()
-            passed = page.locator("#content-pass textarea").input_value()
-            provenance = page.locator("#scorer-info").inner_text()
-            page.screenshot(path=str(shot), full_page=True)
-        finally:
-            browser.close()
+        page.locator("#clip input[type=file]").set_input_files(str(clip))
+        page.locator("#question textarea").fill(QUESTION)
+        page.locator("#clip audio, #clip .waveform-container, #clip button").first.wait_for(
+            timeout=30_000
+        )
+        page.locator("#score-button").click()
+        table = page.locator("#score-table")
+        table.locator("table").wait_for(timeout=60_000)
+        page.locator("#score-bars img").wait_for(timeout=30_000)
+        rows = table.locator("tbody tr").all_inner_texts()
+        transcript = page.locator("#transcript textarea").input_value()
+        passed = page.locator("#content-pass textarea").input_value()
+        provenance = page.locator("#scorer-info").inner_text()
+        page.screenshot(path=str(shot), full_page=True)
+    finally:
+        page.close()
     print(f"screenshot: {shot}")
     shown = {}
     for row in rows:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -142,9 +141,10 @@ def test_space_push_dry_run_lists_the_bundle(bundle, capsys) -> None:
     assert main(["space", "push", str(bundle / "scorer"), "someone/x", "--dry-run"]) == 2
 
 
-def test_fresh_venv_serves_the_bundle_to_gradio_client_and_chromium(bundle, venv, tmp_path):
+def test_fresh_venv_serves_the_bundle_to_gradio_client_and_chromium(
+    bundle, venv, browser, tmp_path
+):
     from gradio_client import Client, handle_file
-    from playwright.sync_api import sync_playwright
 
     from speech_drame.space_app import score_clip
 
@@ -170,20 +170,15 @@ def test_fresh_venv_serves_the_bundle_to_gradio_client_and_chromium(bundle, venv
             handle_file(str(CLIP)), "archetype", QUESTION, "", "", "", api_name="/score"
         )
         shot = tmp_path / "bundle_page.png"
-        chromium = shutil.which("chromium")
-        if chromium is None:
-            pytest.fail("Debian chromium is not installed (apt-get install chromium)")
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
-            try:
-                page = browser.new_page(viewport={"width": 1280, "height": 1000})
-                page.goto(url, timeout=60_000)
-                info = page.locator("#scorer-info")
-                info.get_by_text("synthetic proxy labels").wait_for(timeout=60_000)
-                provenance = info.inner_text()
-                page.screenshot(path=str(shot), full_page=True)
-            finally:
-                browser.close()
+        page = browser.new_page(viewport={"width": 1280, "height": 1000})
+        try:
+            page.goto(url, timeout=60_000)
+            info = page.locator("#scorer-info")
+            info.get_by_text("synthetic proxy labels").wait_for(timeout=60_000)
+            provenance = info.inner_text()
+            page.screenshot(path=str(shot), full_page=True)
+        finally:
+            page.close()
         print(f"screenshot: {shot}")
     finally:
         app.terminate()

@@ -7,6 +7,7 @@ module and the ``speech-drame`` command line give the same numbers.
 import datasets
 import evaluate
 
+from speech_drame.distribution_fit import distribution_fit, fit_table
 from speech_drame.labels import DEFAULT_LABEL_POLICY
 from speech_drame.metrics import (
     alignment_table,
@@ -30,7 +31,9 @@ _DESCRIPTION = """\
 How closely an automatic evaluator of spoken role-play follows human ratings, per rubric
 dimension: the Pearson correlation with the mean human rating that the Speech-DRAME paper reports
 (and its average over dimensions), Content Pass accuracy, and beside them Spearman, Kendall tau-b,
-MAE, RMSE, Content Pass F1 / ROC-AUC and optional bootstrap confidence intervals.
+MAE, RMSE, Content Pass F1 / ROC-AUC and optional bootstrap confidence intervals. Given the
+evaluator's 5-way score distributions, also how well they match the raters' own distribution
+(NLL of the ratings, Jensen-Shannon divergence, calibration error, each beside a baseline).
 """
 
 _KWARGS_DESCRIPTION = """
@@ -58,6 +61,11 @@ Args:
         on Content Pass; `"skip"`: left out. Either way `{dim}_null_ratings` counts them.
     groups (`list` of `str`, optional): one label per sample, e.g. its language (`"zh"`,
         `"en"`; `None` is grouped as `"unknown"`), to report every group beside the totals.
+    distributions (`list` of `list`, optional): per sample, for each dimension the
+        evaluator's probabilities of the scores 1..5 (5 non-negative numbers summing to 1
+        within 1e-3), or `None` where it has none (always for `content_pass`). Needs the
+        annotator lists as references. Adds how well the predicted distribution matches the
+        raters' own (see Returns); `emotion_gating` and `groups` do not apply to it.
 
 Returns:
     `{dim}_pearson` for every scored dimension, `avg_pearson`, `content_pass_accuracy` (the
@@ -69,6 +77,16 @@ Returns:
     applied; `notes`: why a statistic is NaN (e.g. a constant input). With `groups`, also
     `by_group`: label -> `{"count": samples, "table": the same keys over the group's samples,
     "reason": None}`; a group of fewer than 3 samples has `"table": None` and the reason.
+    With `distributions`, per dimension that has them, over the samples with at least one
+    rating after `label_policy`: `{dim}_nll` (mean over every individual rating of
+    -ln p(rating), p floored at `nll_epsilon` = 1e-6 and renormalised), `{dim}_jsd` (mean over
+    samples of the Jensen-Shannon divergence, base 2, in [0, 1], between the predicted and the
+    raters' empirical distribution), `{dim}_nll_baseline` and `{dim}_jsd_baseline` (the same
+    for always predicting the dimension's pooled rating distribution over these samples: lower
+    than the baseline means the evaluator knows something about each clip), `{dim}_ece` (the
+    expected calibration error over every (sample, score) pair in 10 equal probability bins);
+    `avg_nll`, `avg_jsd`, `avg_nll_baseline`, `avg_jsd_baseline`, `avg_ece` over those
+    dimensions (`speech_drame.distribution_fit` gives the reliability bins and the plot).
 
 Examples:
     >>> import evaluate
@@ -123,6 +141,25 @@ Examples:
     0.997
     >>> result["by_group"]["en"]
     {'count': 1, 'table': None, 'reason': '1 clip(s); per-group statistics need at least 3'}
+
+    The fit of predicted 5-way distributions (scores 1..5) to the raters' own, beside
+    agreement; Content Pass has no such distribution (`None`):
+
+    >>> result = drame.compute(
+    ...     predictions=[[True, 3.2], [False, 4.5], [True, 2.1]],
+    ...     references=[[[True, True], [3, 3, 4]], [[False, True, False], [5, 4, 5]],
+    ...                 [[True], [2, 1, 3]]],
+    ...     dimensions=["content_pass", "audio_quality"],
+    ...     distributions=[[None, [0.05, 0.15, 0.45, 0.3, 0.05]],
+    ...                    [None, [0.0, 0.0, 0.1, 0.3, 0.6]],
+    ...                    [None, [0.3, 0.4, 0.2, 0.1, 0.0]]],
+    ... )
+    >>> round(result["audio_quality_nll"], 3), round(result["audio_quality_nll_baseline"], 3)
+    (0.973, 1.523)
+    >>> round(result["audio_quality_jsd"], 3), round(result["audio_quality_jsd_baseline"], 3)
+    (0.086, 0.316)
+    >>> round(result["audio_quality_ece"], 3), result["avg_nll"] == result["audio_quality_nll"]
+    (0.06, True)
 """
 
 _DEFAULT_DIMENSIONS = {
@@ -187,6 +224,7 @@ class DrameMetric(evaluate.Metric):
         confidence=0.95,
         label_policy=DEFAULT_LABEL_POLICY,
         groups=None,
+        distributions=None,
     ):
         if dimensions is None:
             if self.config_name not in _DEFAULT_DIMENSIONS:
@@ -207,6 +245,17 @@ class DrameMetric(evaluate.Metric):
             "label_policy": label_policy,
         }
         if groups is None:
-            return alignment_table(predictions, references, dimensions, **options)
-        grouped = grouped_alignment(predictions, references, dimensions, groups, **options)
-        return {**grouped["overall"], "by_group": grouped["by_group"]}
+            out = alignment_table(predictions, references, dimensions, **options)
+        else:
+            grouped = grouped_alignment(predictions, references, dimensions, groups, **options)
+            out = {**grouped["overall"], "by_group": grouped["by_group"]}
+        if distributions is not None:
+            if len(distributions) != len(predictions):
+                raise ValueError(
+                    f"predictions has {len(predictions)} samples but distributions has "
+                    f"{len(distributions)}"
+                )
+            fit = distribution_fit(distributions, references, dimensions, label_policy=label_policy)
+            out.update(fit_table(fit))
+            out["notes"].update(fit["notes"])
+        return out

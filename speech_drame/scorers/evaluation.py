@@ -9,7 +9,9 @@ label mass is below the threshold stay in the statistics and are listed as unrel
 Beside the totals, every statistic is also given per language
 (:func:`speech_drame.metrics.grouped_alignment`): the release's (the dataset's ``language``
 column), or, where the release says nothing, the one the scorer's ASR identified; clips whose
-identified language contradicts the release's are counted.
+identified language contradicts the release's are counted. When the scorer returns its
+distributions over the scores 1..5, their fit to the annotators' own distribution is reported
+too (:func:`speech_drame.distribution_fit.distribution_fit`).
 """
 
 from __future__ import annotations
@@ -34,7 +36,11 @@ class SplitReport:
     count and alignment table (``None`` with the reason for too few clips); a clip's language
     is the release's, else the one the scorer identified. ``language_mismatches``: clip id ->
     ``{"release": ..., "identified": ...}`` where the identified language contradicts the
-    release's (:func:`~speech_drame.languages.language_mismatch`).
+    release's (:func:`~speech_drame.languages.language_mismatch`). ``distribution_fit``: for
+    a scorer that returns distributions over 1..5, how well they match the annotators' own
+    (:func:`~speech_drame.distribution_fit.distribution_fit`: NLL, Jensen-Shannon divergence,
+    ECE and reliability bins per dimension, each beside the pooled-rating baseline), else
+    ``None``.
     """
 
     split: str
@@ -46,6 +52,7 @@ class SplitReport:
     min_label_mass: float = MIN_LABEL_MASS
     by_language: dict[str, dict[str, Any]] = field(default_factory=dict)
     language_mismatches: dict[str, dict[str, str]] = field(default_factory=dict)
+    distribution_fit: dict[str, Any] | None = None
 
     @property
     def n_unreliable(self) -> int:
@@ -69,6 +76,7 @@ def evaluate_scorer(
         ValueError: the split does not exist, no clip of it could be scored, or
             ``min_label_mass`` is not in [0, 1].
     """
+    from ..distribution_fit import distribution_fit
     from ..metrics import grouped_alignment
     from .lite_training import SplitStream
 
@@ -95,6 +103,14 @@ def evaluate_scorer(
     refs = [[labels[r.id][d] for d in names] for r in ok]
     languages = [release[r.id] or r.language or UNKNOWN for r in ok]
     tables = grouped_alignment(preds, refs, names, languages, label_policy=label_policy)
+    fit = None
+    if any(r.distributions.get(d) is not None for r in ok for d in dims):
+        fit = distribution_fit(
+            [[r.distributions.get(d) for d in dims] for r in ok],
+            [[labels[r.id][d] for d in dims] for r in ok],
+            dims,
+            label_policy=label_policy,
+        )
     mass = {r.id: r.label_mass for r in ok if r.label_mass}
     flagged = {r.id: dims for r in ok if (dims := r.unreliable(min_label_mass))}
     mismatches = {
@@ -112,4 +128,5 @@ def evaluate_scorer(
         min_label_mass,
         tables["by_group"],
         mismatches,
+        fit,
     )

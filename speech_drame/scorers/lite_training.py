@@ -252,6 +252,17 @@ def format_table(config: Config, reports: Sequence[SplitReport]) -> str:
     )
     lines.append(f"{'clips scored':<38}" + "".join(f"{r.n_scored:>12d}" for r in reports))
     lines.append(f"{'clips failed':<38}" + "".join(f"{len(r.failures):>12d}" for r in reports))
+    if any(r.distribution_fit for r in reports):
+        for label, key in (
+            ("average NLL of the ratings", "avg_nll"),
+            ("average NLL, pooled-rating baseline", "avg_nll_baseline"),
+            ("average JSD to the raters", "avg_jsd"),
+            ("average JSD, pooled-rating baseline", "avg_jsd_baseline"),
+            ("average ECE (10 bins)", "avg_ece"),
+        ):
+            lines.append(
+                f"{label:<38}" + "".join(cell((r.distribution_fit or {}).get(key)) for r in reports)
+            )
     seen = {g for r in reports for g in r.by_language}
     for language in [g for g in ALL_LABELS if g in seen] + sorted(seen - set(ALL_LABELS)):
         groups = [r.by_language.get(language, {}) for r in reports]
@@ -304,6 +315,7 @@ def config_metrics(
                 "table": r.table,
                 "by_language": r.by_language,
                 "language_mismatches": r.language_mismatches,
+                **({"distribution_fit": r.distribution_fit} if r.distribution_fit else {}),
             }
             for r in reports
         },
@@ -330,6 +342,7 @@ def read_reports(scorer_dir: str | os.PathLike) -> dict[str, list[SplitReport]]:
                 {f["id"]: f["reason"] for f in entry["failures"]},
                 by_language=entry.get("by_language", {}),
                 language_mismatches=entry.get("language_mismatches", {}),
+                distribution_fit=entry.get("distribution_fit"),
             )
             for split, entry in metrics["splits"].items()
         ]
@@ -363,7 +376,9 @@ def train_and_evaluate(
     :func:`~speech_drame.metrics.alignment_table`, whose undefined values are ``null`` with
     the reason under ``table.notes``; ``by_language``: per language (the release's, else the
     identified one) its clip ``count`` and ``table`` (null below 3 clips, with the ``reason``); ``language_mismatches``:
-    clip id -> ``{"release", "identified"}``).
+    clip id -> ``{"release", "identified"}``; ``distribution_fit``: how well the scorer's
+    distributions over 1..5 match the annotators'
+    (:func:`~speech_drame.distribution_fit.distribution_fit`)).
 
     Returns the reports per config; with ``echo`` the tables, failure counts, the paths
     written and the feature cache's hits and misses (0 misses after ``speech-drame features``
@@ -392,6 +407,7 @@ def train_and_evaluate(
             for r in reports
         }
         scorer.save(out / config)
+        plots = _reliability_plots(out / config, config, reports)
         results[config] = reports
         metrics[config] = config_metrics(out / config, training, options, reports)
         if echo:
@@ -403,6 +419,8 @@ def train_and_evaluate(
             for r in reports:
                 if r.failures:
                     print(f"{len(r.failures)} {r.split} clip(s) not scored: {_first(r.failures)}")
+            for plot in plots:
+                print(f"reliability diagram: {plot}")
             print(f"saved {out / config}\n")
     document = {"format_version": METRICS_FORMAT, "dataset": str(dataset_dir), "configs": metrics}
     path = write_json(out / METRICS_FILE, document)
@@ -411,6 +429,18 @@ def train_and_evaluate(
         if cache is not None:
             print(f"feature cache {cache.root}: {cache.hits} hits, {cache.misses} misses")
     return results
+
+
+def _reliability_plots(folder: Path, config: Config, reports: Sequence[SplitReport]) -> list[Path]:
+    """``reliability_{split}.png`` in ``folder`` for every split with a distribution fit."""
+    from ..distribution_fit import reliability_plot
+
+    return [
+        reliability_plot(r.distribution_fit, folder / f"reliability_{r.split}.png",
+                         title=f"LiteScorer {config}, {r.split}: scores 1..5 vs the annotators")
+        for r in reports
+        if r.distribution_fit
+    ]  # fmt: skip
 
 
 def _first(failures: Mapping[str, str], k: int = 3) -> str:

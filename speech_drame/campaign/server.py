@@ -1,0 +1,392 @@
+"""The campaign's web server: each rater's page, the audio of their own tasks, the dashboard.
+
+:func:`make_app` builds a Starlette app around an open :class:`~.store.Campaign`; the CLI
+(``speech-drame campaign serve``) runs it with uvicorn. Rules:
+
+- A rater is known only by the token in their link; an unknown token gets the same 404 as a
+  wrong URL. A rater reaches only their own tasks (audio included); nothing in a URL is a path.
+- A rating is committed (``Campaign.submit`` returned) before its response is sent; the same
+  task sent again (a double click, a retry) is answered "already recorded".
+- The page never shows other raters' ratings nor a task's kind (repeat and gold are hidden).
+- The dashboard and its API need the admin token: ``/admin?token=T`` once (kept as an
+  HttpOnly cookie) or ``Authorization: Bearer T``; otherwise 401.
+- Pages use relative URLs, so the app works behind a reverse proxy under a prefix (uvicorn's
+  ``root_path``).
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import logging
+import shutil
+import tarfile
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from ..extras import require
+
+MAX_BODY = 64 * 1024  # bytes of a rating request
+STATIC = Path(__file__).with_name("static")
+ADMIN_COOKIE = "campaign_admin"
+CONTEXT_LABELS = {
+    "question": "Role and scene (the prompt the speaker answered)",
+    "profile": "Character profile",
+    "scene": "Local scene",
+    "traits": "Character traits",
+    "transcript": "Transcript",
+}
+HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",  # links carry tokens
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'",
+    "Cache-Control": "no-store",
+}
+PURPOSE = "serving a rating campaign"
+log = logging.getLogger(__name__)
+
+
+class _Refused(Exception):
+    """A request refused with ``status`` and a message naming ``field``."""
+
+    def __init__(self, status: int, message: str, field: str | None = None):
+        super().__init__(message)
+        self.status, self.message, self.field = status, message, field
+
+
+def context_items(clip) -> list[dict[str, str]]:
+    """What the rater reads beside the clip: the context texts, then the transcript if any."""
+    items = [{"label": CONTEXT_LABELS[k], "text": v} for k, v in clip.context.items()]
+    if clip.extra.get("transcript"):
+        items.append({"label": CONTEXT_LABELS["transcript"], "text": clip.extra["transcript"]})
+    return items
+
+
+def wav_bytes(path: str) -> bytes:
+    """The first 30 s of a clip, mono, at its own rate, as 16-bit PCM WAV."""
+    import soundfile as sf
+
+    from ..audio import SCORED_SECONDS, load_audio
+
+    audio = load_audio(path, sample_rate=None, max_seconds=SCORED_SECONDS, mono=True)
+    buf = io.BytesIO()
+    sf.write(buf, audio.samples, audio.sample_rate, format="WAV", subtype="PCM_16")
+    return buf.getvalue()
+
+
+def make_app(campaign, *, bootstrap: int = 1000) -> Any:
+    """The Starlette app serving ``campaign`` (see the module docstring for the routes)."""
+    require("starlette", PURPOSE)
+    from starlette.applications import Starlette
+    from starlette.background import BackgroundTask
+    from starlette.concurrency import run_in_threadpool
+    from starlette.exceptions import HTTPException
+    from starlette.requests import Request
+    from starlette.responses import (
+        FileResponse,
+        HTMLResponse,
+        JSONResponse,
+        RedirectResponse,
+        Response,
+    )
+    from starlette.routing import Mount, Route
+    from starlette.staticfiles import StaticFiles
+
+    from ..atomic_io import strict_json
+    from . import forms
+    from .store import MAX_SUBMISSION_ID_CHARS as MAX_SUBMISSION
+    from .store import CampaignError
+
+    rubric = forms.page_rubric(campaign.config)
+    plots: dict[str, Path] = {}  # name -> PNG of the last dashboard
+    plot_dir = Path(tempfile.mkdtemp(prefix="campaign-plots-"))
+    plot_lock = threading.Lock()
+
+    def _json(obj: Any, status: int = 200) -> JSONResponse:
+        return JSONResponse(strict_json(obj), status, headers=HEADERS)
+
+    def _rater(token: str):
+        rater = campaign.rater_by_token(token)
+        if rater is None:
+            raise HTTPException(404)
+        return rater
+
+    def _task_payload(request: Request, token: str, rater) -> dict[str, Any]:
+        task = campaign.current_task(rater)
+        if task is None:
+            return {"done": True}
+        root = request.scope.get("root_path", "")
+        return {
+            "done": False,
+            "task": {
+                "id": task.task_id,
+                "number": task.number,
+                "context": context_items(task.clip),
+                "audio": f"{root}/api/r/{token}/audio/{task.task_id}",
+            },
+            "rubric": rubric,
+            "progress": {"clip": task.number, "rated": task.number - 1},
+        }
+
+    def _is_admin(request: Request) -> bool:
+        auth = request.headers.get("authorization", "")
+        token = (
+            auth[7:] if auth.lower().startswith("bearer ") else request.cookies.get(ADMIN_COOKIE)
+        )
+        return bool(token) and campaign.check_admin(token)
+
+    def _need_admin(request: Request) -> None:
+        if not _is_admin(request):
+            raise HTTPException(401, "the admin token is missing or wrong")
+
+    def home(request: Request) -> Response:
+        return HTMLResponse(
+            "<!doctype html><meta charset=utf-8><title>Rating campaign</title>"
+            "<p>This is a rating campaign. Please open the personal link you were given.</p>",
+            headers=HEADERS,
+        )
+
+    def rating_page(request: Request) -> Response:
+        _rater(request.path_params["token"])
+        return HTMLResponse((STATIC / "rate.html").read_text(encoding="utf-8"), headers=HEADERS)
+
+    def get_task(request: Request) -> Response:
+        token = request.path_params["token"]
+        return _json(_task_payload(request, token, _rater(token)))
+
+    def get_audio(request: Request) -> Response:
+        rater = _rater(request.path_params["token"])
+        raw = request.path_params["task_id"]
+        if not (raw.isascii() and raw.isdigit() and len(raw) < 19):
+            raise HTTPException(404)
+        try:
+            path = campaign.audio_path_for(rater, int(raw))
+        except (CampaignError, KeyError, ValueError):
+            raise HTTPException(404) from None
+        from ..audio import AudioError
+
+        try:
+            data = wav_bytes(path)
+        except (AudioError, OSError) as exc:
+            log.error("task %s: %s", raw, exc)
+            return _json({"error": "the audio of this clip cannot be read"}, 500)
+        headers = {**HEADERS, "Cache-Control": "private, max-age=86400"}
+        return Response(data, media_type="audio/wav", headers=headers)
+
+    async def _read_json(request: Request) -> Any:
+        declared = request.headers.get("content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY):
+            raise _Refused(413, f"the request body is over {MAX_BODY // 1024} KB")
+        body = bytearray()
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > MAX_BODY:
+                raise _Refused(413, f"the request body is over {MAX_BODY // 1024} KB")
+        try:
+            return json.loads(body)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise _Refused(400, f"the request body is not JSON ({exc})") from None
+
+    def _check_request(obj: Any) -> tuple[int, str, Any]:
+        if not isinstance(obj, dict):
+            raise _Refused(422, "the request must be a JSON object")
+        unknown = sorted(set(obj) - {"task_id", "submission_id", "answers"})
+        if unknown:
+            raise _Refused(422, f"unknown field {unknown[0]!r}", unknown[0])
+        task_id, submission_id = obj.get("task_id"), obj.get("submission_id")
+        if not isinstance(task_id, int) or isinstance(task_id, bool):
+            raise _Refused(422, "task_id must be an integer", "task_id")
+        if not isinstance(submission_id, str) or not 0 < len(submission_id) <= MAX_SUBMISSION:
+            raise _Refused(
+                422, f"submission_id must be a string of 1-{MAX_SUBMISSION} characters",
+                "submission_id",
+            )  # fmt: skip
+        if not isinstance(obj.get("answers"), dict):
+            raise _Refused(422, "answers must be a JSON object", "answers")
+        try:
+            answers = forms.validate_answers(campaign.config, obj["answers"])
+        except forms.FormError as exc:
+            raise _Refused(422, str(exc), f"answers.{exc.field}") from None
+        return task_id, submission_id, answers
+
+    async def post_rating(request: Request) -> Response:
+        token = request.path_params["token"]
+        rater = await run_in_threadpool(_rater, token)
+        try:
+            task_id, submission_id, answers = _check_request(await _read_json(request))
+        except _Refused as exc:
+            return _json({"error": exc.message, "field": exc.field}, exc.status)
+
+        def store() -> dict[str, Any]:
+            status = campaign.submit(rater, task_id, submission_id, answers)
+            return {"status": status, "next": _task_payload(request, token, rater)}
+
+        try:
+            return _json(await run_in_threadpool(store))
+        except CampaignError as exc:
+            return _json({"error": str(exc), "field": "task_id"}, 409)
+
+    def admin(request: Request) -> Response:
+        token = request.query_params.get("token")
+        if token is not None:
+            if not campaign.check_admin(token):
+                raise HTTPException(401, "the admin token is wrong")
+            response = RedirectResponse("admin", 303, headers=HEADERS)  # drops it from the URL
+            root = request.scope.get("root_path", "")
+            response.set_cookie(ADMIN_COOKIE, token, httponly=True, samesite="strict",
+                                path=f"{root}/", secure=request.url.scheme == "https")  # fmt: skip
+            return response
+        _need_admin(request)
+        return HTMLResponse(_dashboard(), headers=HEADERS)
+
+    def _dashboard() -> str:
+        from . import stats
+
+        report = stats.campaign_status(campaign, bootstrap=bootstrap)
+        with plot_lock:
+            for old in plot_dir.iterdir():
+                old.unlink()
+            written = stats.write_plots(report, plot_dir)
+            plots.clear()
+            plots.update({p.stem: p for p in written})
+        stamp = int(time.time() * 1000)
+        return render_dashboard(
+            report,
+            campaign.progress()["raters"],
+            stats.format_status(report),
+            sorted(plots),
+            stamp,
+        )
+
+    def admin_status(request: Request) -> Response:
+        _need_admin(request)
+        from . import stats
+
+        return _json(stats.campaign_status(campaign, bootstrap=bootstrap))
+
+    def admin_plot(request: Request) -> Response:
+        _need_admin(request)
+        with plot_lock:
+            path = plots.get(request.path_params["name"])
+            data = path.read_bytes() if path else None
+        if data is None:
+            raise HTTPException(404)
+        return Response(data, media_type="image/png", headers=HEADERS)
+
+    def admin_export(request: Request) -> Response:
+        _need_admin(request)
+        from .export import ExportError, export_release
+
+        work = Path(tempfile.mkdtemp(prefix="campaign-export-"))
+        try:
+            export_release(campaign, work / "release")
+            tarball = work / "release.tar.gz"
+            with tarfile.open(tarball, "w:gz") as tar:
+                tar.add(work / "release", arcname="release")
+        except ExportError as exc:
+            shutil.rmtree(work, ignore_errors=True)
+            return _json({"error": str(exc)}, 409)
+        except BaseException:
+            shutil.rmtree(work, ignore_errors=True)
+            raise
+        return FileResponse(
+            tarball,
+            media_type="application/gzip",
+            filename="campaign-release.tar.gz",
+            headers=HEADERS,
+            background=BackgroundTask(shutil.rmtree, work, ignore_errors=True),
+        )
+
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        if exc.status_code == 404:
+            return _json({"error": "not found"}, 404)
+        return _json({"error": exc.detail}, exc.status_code)
+
+    routes = [
+        Route("/", home),
+        Route("/r/{token}", rating_page),
+        Route("/api/r/{token}/task", get_task),
+        Route("/api/r/{token}/audio/{task_id}", get_audio),
+        Route("/api/r/{token}/rating", post_rating, methods=["POST"]),
+        Route("/admin", admin),
+        Route("/api/admin/status", admin_status),
+        Route("/api/admin/plots/{name}.png", admin_plot),
+        Route("/api/admin/export.tar.gz", admin_export),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error})
+    app.state.plot_dir = plot_dir
+    return app
+
+
+def _table(head: list[str], rows: list[list[Any]]) -> str:
+    esc = html.escape
+    cells = "".join(f"<th scope=col>{esc(h)}</th>" for h in head)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{esc(_cell(v))}</td>" for v in row) + "</tr>" for row in rows
+    )
+    return f"<table><thead><tr>{cells}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return "n/a" if value != value else f"{value:.3f}"
+    if isinstance(value, list) and len(value) == 2 and all(isinstance(v, float) for v in value):
+        return "" if value[0] != value[0] else f"[{value[0]:.2f}, {value[1]:.2f}]"
+    return str(value)
+
+
+def render_dashboard(
+    report: dict[str, Any], per_rater: dict[str, dict], status_text: str, plots: list[str],
+    stamp: int,
+) -> str:  # fmt: skip
+    """The dashboard page: progress, agreement and ceiling per dimension, raters (every invited
+    one, ``per_rater``: name -> ratings by kind), the status text, the plots."""
+    from ..schema import RUBRIC_NAMES
+
+    p = report["progress"]
+    progress = _table(
+        ["clips", "raters per clip", "ratings wanted", "ratings done", "clips complete",
+         "clips started"],
+        [[p["clips"], p["raters_per_clip"], p["target_ratings"], p["ratings"],
+          p["clips_complete"], p["clips_started"]]],
+    )  # fmt: skip
+    dims = _table(
+        ["dimension", "agreement", "interval", "ceiling", "interval", "clips"],
+        [
+            [RUBRIC_NAMES.get(d, d), e["agreement"], e["agreement_interval"], e["ceiling"],
+             e["ceiling_interval"], e["samples_used"]]
+            for d, e in report["dimensions"].items()
+        ],
+    )  # fmt: skip
+    checked = report["raters"]
+    raters = _table(
+        ["rater", "regular", "repeats", "gold", "gold passed"],
+        [
+            [name, e["regular"], e["repeat"], e["gold"],
+             f"{checked[name]['gold_passed'] if name in checked else 0}/{e['gold']}"]
+            for name, e in per_rater.items()
+        ],
+    )  # fmt: skip
+    images = "".join(
+        f'<figure><img src="api/admin/plots/{html.escape(n)}.png?v={stamp}" alt="{html.escape(n)}">'
+        f"<figcaption>{html.escape(n)}</figcaption></figure>"
+        for n in plots
+    )
+    return (
+        (STATIC / "admin.html")
+        .read_text(encoding="utf-8")
+        .format(
+            config=html.escape(report["config"]),
+            progress=progress,
+            dimensions=dims if report["dimensions"] else "<p>No clip rated yet.</p>",
+            raters=raters if per_rater else "<p>No rater invited yet.</p>",
+            status=html.escape(status_text),
+            plots=images,
+        )
+    )

@@ -1,0 +1,195 @@
+"""`speech-drame campaign`: run a human rating campaign (create, invite, admin, serve, status, export).
+
+``create`` stores the clips and the assignment settings in a campaign database (a SQLite file or
+a SQLAlchemy URL) and prints the admin token; ``invite`` adds a rater and prints their personal
+link; ``admin`` replaces the admin token; ``serve`` runs the rating pages and the dashboard;
+``status`` prints progress, agreement, human ceiling and rater checks; ``export`` writes the
+ratings as an EvalBench release that ``speech-drame build`` reads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..extras import require
+
+PURPOSE = "a rating campaign"
+
+
+def _open(target: str):
+    from ..campaign.store import open_campaign
+
+    return open_campaign(target)
+
+
+def _check_url(url: str, option: str) -> str:
+    if not url.startswith(("http://", "https://")):
+        raise ValueError(f"{option} must start with http:// or https://, got {url!r}")
+    return url.rstrip("/")
+
+
+def run_create(args: argparse.Namespace) -> int:
+    from ..campaign.intake import read_clips, read_gold
+    from ..campaign.store import create_campaign
+
+    missing: list[str] = []
+    clips = read_clips(args.clips, args.config, contexts=args.contexts, missing=missing)
+    for message in missing:
+        print(f"left out {message}", file=sys.stderr)
+    gold = read_gold(args.gold, args.config) if args.gold else []
+    _, token = create_campaign(
+        args.out, args.config, clips, gold, args.raters_per_clip, args.repeat_every,
+        args.gold_every if gold else 0, args.seed,
+    )  # fmt: skip
+    print(f"created {args.out}: {args.config}, {len(clips)} clips, {len(gold)} gold clips, "
+          f"{args.raters_per_clip} raters per clip")  # fmt: skip
+    print(f"admin token (shown once; `campaign admin` makes a new one): {token}")
+    return 0
+
+
+def run_invite(args: argparse.Namespace) -> int:
+    base = _check_url(args.base_url, "--base-url")
+    token = _open(args.campaign).add_rater(args.name)
+    print(f"{args.name}: {base}/r/{token}")
+    return 0
+
+
+def run_admin(args: argparse.Namespace) -> int:
+    token = _open(args.campaign).rotate_admin_token()
+    print(f"admin token (the old one no longer works): {token}")
+    return 0
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    if not 1 <= args.port <= 65535:
+        raise ValueError(f"--port must be 1-65535, got {args.port}")
+    root = args.root_path.rstrip("/")
+    if root and not root.startswith("/"):
+        raise ValueError(f"--root-path must start with '/', got {args.root_path!r}")
+    uvicorn = require("uvicorn", PURPOSE)
+    from ..campaign.server import make_app
+
+    app = make_app(_open(args.campaign), bootstrap=args.bootstrap)
+    print(f"serving {args.campaign} on http://{args.host}:{args.port}{root}/ "
+          f"(raters: their `campaign invite` links; dashboard: {root}/admin?token=ADMIN_TOKEN)",
+          flush=True)  # fmt: skip
+    uvicorn.run(app, host=args.host, port=args.port, root_path=root, log_level="warning",
+                proxy_headers=bool(root), limit_concurrency=256)  # fmt: skip
+    return 0
+
+
+def run_status(args: argparse.Namespace) -> int:
+    from ..atomic_io import strict_json
+    from ..campaign.stats import campaign_status, format_status, write_plots
+
+    report = campaign_status(_open(args.campaign), bootstrap=args.bootstrap, seed=args.seed)
+    if args.json:
+        print(json.dumps(strict_json(report), indent=2))
+    else:
+        print(format_status(report))
+    if args.plots:
+        for path in write_plots(report, args.plots):
+            print(f"wrote {path}", file=sys.stderr if args.json else sys.stdout)
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from ..campaign.export import export_release
+
+    report = export_release(_open(args.campaign), args.out, args.split, args.overwrite)
+    print(f"wrote {report['out']}: {report['records']} clips rated by {len(report['raters'])} "
+          f"raters ({report['ratings']} ratings; {report['clips_without_ratings']} clips without "
+          f"ratings left out, {report['clips_under_target']} under {report['raters_per_clip']} "
+          "ratings)")  # fmt: skip
+    print(f"build it: speech-drame build --source {report['out']}")
+    return 0
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("campaign", help=__doc__.split("\n")[0].split(": ", 1)[1])
+    sub = parser.add_subparsers(dest="campaign_command", required=True, metavar="ACTION")
+    target = "campaign database: a SQLite file or a SQLAlchemy URL (postgresql+psycopg://...)"
+
+    create = sub.add_parser("create", help="create a campaign from clips; prints the admin token")
+    create.add_argument(
+        "--clips",
+        required=True,
+        metavar="DIR|JSONL",
+        help="a folder of audio files (with --contexts), or a JSONL of clips (an official "
+        "release JSONL is accepted as is)",
+    )
+    create.add_argument(
+        "--contexts",
+        metavar="SCENARIOS.jsonl",
+        help="with a folder: scenario file (id + context); a file's scenario is its stem",
+    )
+    create.add_argument("--config", required=True, choices=("archetype", "realism"))
+    create.add_argument(
+        "--raters-per-clip", type=int, required=True, metavar="K", help="ratings wanted per clip"
+    )
+    create.add_argument(
+        "--gold", metavar="GOLD.jsonl", help="attention-check clips with their expected answers"
+    )
+    create.add_argument(
+        "--repeat-every",
+        type=int,
+        default=10,
+        metavar="N",
+        help="every N-th task is a hidden repeat of a clip the rater rated (0: never)",
+    )
+    create.add_argument(
+        "--gold-every",
+        type=int,
+        default=15,
+        metavar="M",
+        help="with --gold: every M-th task is a gold clip",
+    )
+    create.add_argument("--seed", type=int, default=0, help="seed of the repeat draws")
+    create.add_argument("--out", required=True, metavar="C.db", help=f"the new {target}")
+    create.set_defaults(func=run_create)
+
+    invite = sub.add_parser("invite", help="add a rater; prints their personal link")
+    invite.add_argument("campaign", metavar="C.db", help=target)
+    invite.add_argument("--name", required=True, help="the rater's name (unique)")
+    invite.add_argument(
+        "--base-url",
+        default="http://127.0.0.1:8000",
+        help="where raters reach the server (with the reverse proxy's prefix, if any)",
+    )
+    invite.set_defaults(func=run_invite)
+
+    admin = sub.add_parser("admin", help="print a new admin token (the old one stops working)")
+    admin.add_argument("campaign", metavar="C.db", help=target)
+    admin.set_defaults(func=run_admin)
+
+    serve = sub.add_parser("serve", help="serve the rating pages and the dashboard")
+    serve.add_argument("campaign", metavar="C.db", help=target)
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument(
+        "--root-path",
+        default="",
+        metavar="/PREFIX",
+        help="the URL prefix a reverse proxy serves the campaign under (uvicorn root_path)",
+    )
+    serve.add_argument(
+        "--bootstrap", type=int, default=1000, help="dashboard: bootstrap resamples of intervals"
+    )
+    serve.set_defaults(func=run_serve)
+
+    status = sub.add_parser("status", help="progress, agreement, ceiling and rater checks")
+    status.add_argument("campaign", metavar="C.db", help=target)
+    status.add_argument("--json", action="store_true", help="print the report as JSON")
+    status.add_argument("--plots", metavar="DIR", help="also write the PNG plots here")
+    status.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples")
+    status.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    status.set_defaults(func=run_status)
+
+    export = sub.add_parser("export", help="write the ratings as an EvalBench release")
+    export.add_argument("campaign", metavar="C.db", help=target)
+    export.add_argument("--out", required=True, metavar="RELEASE", help="the release folder")
+    export.add_argument("--split", default="test", help="the split written")
+    export.add_argument("--overwrite", action="store_true", help="replace an existing folder")
+    export.set_defaults(func=run_export)

@@ -1,0 +1,78 @@
+"""A small real campaign (WAV files, SQLite store) served by uvicorn on 127.0.0.1 in a thread,
+for the server and browser tests."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import soundfile as sf
+from conftest import tone
+
+from speech_drame.campaign.records import CampaignClip
+from speech_drame.campaign.server import make_app
+from speech_drame.campaign.store import create_campaign
+
+SR = 16_000
+
+
+def context(config: str, i: int) -> dict[str, str]:
+    if config == "archetype":
+        return {"question": f"You are a lighthouse keeper (scene {i}). A storm hits. You say:"}
+    return {
+        "profile": f"Mara {i} is a calm, warm lighthouse keeper in her sixties.",
+        "scene": f"Mara warns the sailors of storm {i} over the radio.",
+        "traits": "Calm, Warm, Firm",
+    }
+
+
+def make_campaign(root: Path, config: str, n: int = 3, k: int = 3, seconds=(1.5,), **kw):
+    """A campaign of ``n`` real WAV clips (clip i lasts ``seconds[i % len(seconds)]``)."""
+    audio = root / "audio"
+    audio.mkdir(parents=True, exist_ok=True)
+    clips = []
+    for i in range(n):
+        path = audio / f"{config}_{i}.wav"
+        sf.write(path, tone(seconds[i % len(seconds)], SR, 180.0 + 40 * i, seed=i), SR)
+        extra = {"transcript": f"Storm {i} is coming, stay in the harbour."}
+        extra = extra if config == "realism" else {}
+        clips.append(CampaignClip(f"{config}-clip-{i}", i, str(path), context(config, i), extra))
+    campaign, admin = create_campaign(str(root / f"{config}.db"), config, clips, [], k, **kw)
+    return campaign, admin
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def serving(campaign, root_path: str = "", bootstrap: int = 50):
+    """Serve ``campaign`` with uvicorn on a free loopback port; yields the base URL."""
+    import uvicorn
+
+    port = free_port()
+    config = uvicorn.Config(
+        make_app(campaign, bootstrap=bootstrap),
+        host="127.0.0.1",
+        port=port,
+        root_path=root_path,
+        log_level="warning",
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
