@@ -108,6 +108,10 @@ def test_the_wheel_carries_the_templates_and_renders_the_cards(tmp_path):
         == (REPO / "speech_drame/resources/voice_encoder.safetensors").read_bytes()
     )
     assert (resources / "voice_encoder.LICENSE.md").is_file()
+    static = REPO / "speech_drame" / "campaign" / "static"
+    for page in static.iterdir():  # the rating page and dashboard of `campaign serve`
+        shipped_page = site / "speech_drame" / "campaign" / "static" / page.name
+        assert shipped_page.read_bytes() == page.read_bytes(), page.name
     (sdist,) = (tmp_path / "dist").glob("speech_drame-*.tar.gz")
     with tarfile.open(sdist) as tar:
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
