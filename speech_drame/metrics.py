@@ -1097,6 +1097,20 @@ def resample_counts(
         done += b
 
 
+def percentile_interval(values: np.ndarray, confidence: float = 0.95) -> list[float]:
+    """The percentile bootstrap interval of resampled statistics, the undefined (NaN) ones left
+    out; ``[nan, nan]`` when none is defined.
+
+    >>> percentile_interval(np.array([1.0, 2.0, 3.0, np.nan]), 0.5)
+    [1.5, 2.5]
+    """
+    finite = values[np.isfinite(values)]
+    if not finite.size:
+        return [math.nan, math.nan]
+    tail = 100 * (1 - confidence) / 2
+    return [float(v) for v in np.percentile(finite, [tail, 100 - tail])]
+
+
 @dataclass
 class _RankPlan:
     """What a resample needs to recompute a rank statistic from draw counts."""
@@ -1309,20 +1323,15 @@ def _bootstrap(
     plan = _bootstrap_plan(columns, cp, n)
     with _single_threaded_blas():
         blocks = [_resampled_table(c, plan) for c in resample_counts(n, n_resamples, seed)]
-    tail = 100 * (1 - confidence) / 2
     out: dict[str, Any] = {}
     for key in blocks[0]:
         values = np.concatenate([b[key] for b in blocks])
-        finite = values[np.isfinite(values)]
-        if not finite.size:
-            out[f"{key}_ci"] = [math.nan, math.nan]
+        out[f"{key}_ci"] = percentile_interval(values, confidence)
+        undefined = int(np.count_nonzero(~np.isfinite(values)))
+        if undefined == values.size:
             notes[f"{key}_ci"] = "undefined in every resample"
-            continue
-        out[f"{key}_ci"] = [float(v) for v in np.percentile(finite, [tail, 100 - tail])]
-        if finite.size < values.size:
-            notes[f"{key}_ci"] = (
-                f"undefined in {values.size - finite.size} of {values.size} resamples, left out"
-            )
+        elif undefined:
+            notes[f"{key}_ci"] = f"undefined in {undefined} of {values.size} resamples, left out"
     return out
 
 

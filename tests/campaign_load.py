@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -34,30 +33,19 @@ from typing import Any
 
 import numpy as np
 import soundfile as sf
+from campaign_standin import context
+from conftest import free_port
 
 from speech_drame.campaign.forms import validate_answers
 from speech_drame.campaign.records import TASK_KINDS, CampaignClip
 from speech_drame.campaign.store import create_campaign, open_campaign
-from speech_drame.schema import EMOTION_GATE_THRESHOLD, dimensions
+from speech_drame.schema import EMOTION_GATE_THRESHOLD, EMOTION_GATES, dimensions
 
 SR = 16_000
-GATES = {
-    "emotion_intensity_control": "emotion_accuracy",
-    "dynamic_range": "emotion_intensity_control",
-}
+GATES = dict(EMOTION_GATES)  # gated dimension -> its gate
 
 
 # --- the campaign ---------------------------------------------------------------------------
-def _context(config: str, i: int) -> dict[str, str]:
-    if config == "archetype":
-        return {"question": f"You are a ferry captain (scene {i}). The fog thickens. You say:"}
-    return {
-        "profile": f"Captain Ada {i} is calm and dry-humoured.",
-        "scene": f"Ada talks passengers through fog bank {i}.",
-        "traits": "Calm, Dry",
-    }
-
-
 def write_clips(folder: Path, config: str, n: int, seconds: float = 1.0) -> list[CampaignClip]:
     """``n`` clips, each a real WAV file of ``seconds``: a seeded tone, or noise every 4th."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -70,8 +58,8 @@ def write_clips(folder: Path, config: str, n: int, seconds: float = 1.0) -> list
             x += 0.3 * np.sin(2 * np.pi * rng.uniform(120, 400) * t)
         path = folder / f"{config}_{i:04d}.wav"
         sf.write(path, x.astype("float32"), SR, subtype="PCM_16")
-        extra = {"transcript": f"Fog bank {i} ahead, hold on."} if config == "realism" else {}
-        clips.append(CampaignClip(f"{config}-{i:04d}", i, str(path), _context(config, i), extra))
+        extra = {"transcript": f"Storm {i} ahead, hold on."} if config == "realism" else {}
+        clips.append(CampaignClip(f"{config}-{i:04d}", i, str(path), context(config, i), extra))
     return clips
 
 
@@ -88,12 +76,6 @@ def write_campaign(target: str, folder: Path, config: str, clips: int, k: int, r
 
 
 # --- the server -----------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class ServerProcess:
     """``speech-drame campaign serve TARGET`` on 127.0.0.1; its output goes to ``log``."""
 

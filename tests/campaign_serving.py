@@ -3,30 +3,20 @@ for the server and browser tests."""
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
 import soundfile as sf
-from conftest import tone
+from campaign_standin import context
+from conftest import free_port, tone
 
 from speech_drame.campaign.records import CampaignClip
 from speech_drame.campaign.server import make_app
 from speech_drame.campaign.store import create_campaign
 
 SR = 16_000
-
-
-def context(config: str, i: int) -> dict[str, str]:
-    if config == "archetype":
-        return {"question": f"You are a lighthouse keeper (scene {i}). A storm hits. You say:"}
-    return {
-        "profile": f"Mara {i} is a calm, warm lighthouse keeper in her sixties.",
-        "scene": f"Mara warns the sailors of storm {i} over the radio.",
-        "traits": "Calm, Warm, Firm",
-    }
 
 
 def make_campaign(root: Path, config: str, n: int = 3, k: int = 3, seconds=(1.5,), **kw):
@@ -42,12 +32,6 @@ def make_campaign(root: Path, config: str, n: int = 3, k: int = 3, seconds=(1.5,
         clips.append(CampaignClip(f"{config}-clip-{i}", i, str(path), context(config, i), extra))
     campaign, admin = create_campaign(str(root / f"{config}.db"), config, clips, [], k, **kw)
     return campaign, admin
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @contextmanager

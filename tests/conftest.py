@@ -115,6 +115,15 @@ def kill_bench_after_first_rows(args: list[str], results: Path, timeout: float) 
     proc.wait()
 
 
+def free_port() -> int:
+    """A TCP port nobody listens on at the moment, on 127.0.0.1."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
 def tone(seconds: float = 1.0, sr: int = 16_000, freq: float = 220.0, seed: int = 0) -> np.ndarray:
     """A seeded tone with a little noise, float32 mono."""
     t = np.arange(int(seconds * sr)) / sr

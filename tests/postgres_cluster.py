@@ -12,12 +12,13 @@ import importlib.util
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from conftest import free_port
 
 
 def unavailable() -> str | None:
@@ -45,12 +46,6 @@ def _bin_dir() -> Path | None:
     return Path(found[-1]).parent if found else None
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @contextmanager
 def running_cluster(user: str) -> Iterator[int]:
     """Start a cluster whose superuser is ``user``; yield its port; stop and delete it."""
@@ -65,7 +60,7 @@ def running_cluster(user: str) -> Iterator[int]:
         owner = pwd.getpwnam("postgres")
         os.chown(root, owner.pw_uid, owner.pw_gid)
         prefix = ["runuser", "-u", "postgres", "--"]
-    data, port = root / "data", _free_port()
+    data, port = root / "data", free_port()
 
     def run(*args: str) -> None:
         proc = subprocess.run([*prefix, *args], capture_output=True, text=True, timeout=120)

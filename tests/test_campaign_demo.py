@@ -18,16 +18,19 @@ import pytest
 from campaign_load import ServerProcess
 from conftest import DEMO_RELEASE
 
-from speech_drame.schema import ARCHETYPE_DIMENSIONS, CONTENT_PASS, DATA_DIRS, REALISM_DIMENSIONS
+from speech_drame.schema import (
+    ARCHETYPE_DIMENSIONS,
+    CONTENT_PASS,
+    DATA_DIRS,
+    EMOTION_GATES,
+    REALISM_DIMENSIONS,
+)
 
 pytestmark = pytest.mark.slow
 
 RATERS = 3
 ARCH_COMMENTS = tuple(f"{d}_comment" for d in ARCHETYPE_DIMENSIONS)
-GATES = {
-    "emotion_intensity_control": "emotion_accuracy",
-    "dynamic_range": "emotion_intensity_control",
-}
+GATES = dict(EMOTION_GATES)  # gated dimension -> its gate
 # what the page collects, by release field: the other realism fields are exported as null
 COLLECTED = {
     "archetype": (CONTENT_PASS, *ARCHETYPE_DIMENSIONS, "confidence", *ARCH_COMMENTS),

@@ -64,14 +64,19 @@ class HeardScorer:
         return out
 
 
-def test_split_report_breaks_down_by_the_release_language(tmp_path):
-    records = _records()
+def _build(records: list[dict], tmp_path) -> None:
+    """The records as an archetype test release (seeded tones), built into ``tmp_path/ds``."""
     release = write_release(
         tmp_path / "release",
         {"archetype_data/test.jsonl": records},
         {r["id"]: tone(1.0, seed=i) for i, r in enumerate(records)},
     )
     build_dataset(release, tmp_path / "ds", progress=False)
+
+
+def test_split_report_breaks_down_by_the_release_language(tmp_path):
+    records = _records()
+    _build(records, tmp_path)
     scorer = HeardScorer()
     report = evaluate_scorer(scorer, tmp_path / "ds", "test", label_policy="skip")
 
@@ -131,12 +136,7 @@ def test_split_report_adds_the_distribution_fit_and_the_table_and_json_carry_it(
     from speech_drame.scorers.lite_training import TrainingReport, config_metrics, read_reports
 
     records = _records()
-    release = write_release(
-        tmp_path / "release",
-        {"archetype_data/test.jsonl": records},
-        {r["id"]: tone(1.0, seed=i) for i, r in enumerate(records)},
-    )
-    build_dataset(release, tmp_path / "ds", progress=False)
+    _build(records, tmp_path)
     scorer = DistributionScorer()
     report = evaluate_scorer(scorer, tmp_path / "ds", "test", label_policy="skip")
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 import os
 import random
 import re
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import soundfile as sf
-from conftest import LIBRIVOX, archetype_record, realism_record, write_release
+from conftest import LIBRIVOX, archetype_record, free_port, realism_record, write_release
 
 from speech_drame import cli
 from speech_drame.audio import AudioError
@@ -98,12 +97,6 @@ def test_splits_are_checked_against_the_card(dataset) -> None:
         shard.dataset_parts(dataset, ["archetype", "realism"], ["train", "test_real"])
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def sharded(dataset, tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
     """`accelerate launch` of 2 CPU processes filling a fresh cache."""
@@ -111,7 +104,7 @@ def sharded(dataset, tmp_path_factory) -> tuple[subprocess.CompletedProcess, Pat
     accelerate = Path(sys.executable).with_name("accelerate")
     command = [str(accelerate), "launch", "--multi_gpu", "--num_processes", "2",
                "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
-               "--main_process_port", str(_free_port()), "-m", "speech_drame.cli", "features",
+               "--main_process_port", str(free_port()), "-m", "speech_drame.cli", "features",
                "--dataset", str(dataset), "--cache", str(cache), "--quiet"]  # fmt: skip
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)

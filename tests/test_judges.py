@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 import soundfile as sf
-from conftest import archetype_record, realism_record, tone, write_release
+from conftest import archetype_record, free_port, realism_record, tone, write_release
 from judge_server import Handler, JudgeServer, chat_body, reply, running
 
 from speech_drame.data.build import build_dataset
@@ -816,18 +816,10 @@ def probed_server():
         yield srv
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_an_endpoint_where_nothing_listens_fails_at_once_naming_the_url(clip, capsys):
     from speech_drame.judges.client import EndpointUnreachable
 
-    url = f"http://127.0.0.1:{_free_port()}/v1"
+    url = f"http://127.0.0.1:{free_port()}/v1"
     client = ChatClient(url, "m", timeout=5.0, max_retries=5, backoff=1.0)
     judge = ChatJudge(client, "archetype", runs=5)
     with pytest.raises(EndpointUnreachable, match=re.escape(url) + ".*connection refused"):

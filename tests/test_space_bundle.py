@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import LIBRIVOX, OFFICIAL_SAMPLES, REPO
+from conftest import LIBRIVOX, OFFICIAL_SAMPLES, REPO, free_port
 
 from speech_drame.cli import main
 
@@ -37,12 +37,6 @@ pytestmark = pytest.mark.slow
 SCORER = REPO / "artifacts" / "lite_scorer"
 QUESTION = "You are a tired night-shift nurse. A patient asks you for a glass of water."
 CLIP = LIBRIVOX / "sense_and_sensibility_01_austen_64kb-0870.wav"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _clean_env(**extra: str) -> dict[str, str]:
@@ -148,7 +142,7 @@ def test_fresh_venv_serves_the_bundle_to_gradio_client_and_chromium(
 
     from speech_drame.space_app import score_clip
 
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}/"
     log = (tmp_path / "app.log").open("w")
     app = subprocess.Popen(

@@ -26,6 +26,7 @@ from ..metrics import (
     agreement,
     annotator_matrices,
     human_ceiling,
+    percentile_interval,
     resample_counts,
 )
 from ..schema import CONTENT_PASS, NOT_APPLICABLE, RUBRIC_NAMES, SCORE_RANGE, Config, dimensions
@@ -34,16 +35,6 @@ from .records import TASK_KINDS, CampaignClip, StoredRating
 
 CONFIDENCE_LEVEL = 0.95
 CEILING_METHOD = "pearson"  # as `speech-drame agreement` by default
-
-
-def percentile_interval(values: np.ndarray, level: float = CONFIDENCE_LEVEL) -> list[float]:
-    """The percentile bootstrap interval of resampled statistics (undefined ones left out;
-    NaNs when none is defined)."""
-    finite = values[np.isfinite(values)]
-    if not finite.size:
-        return [math.nan, math.nan]
-    tail = (1 - level) / 2 * 100
-    return [float(v) for v in np.percentile(finite, [tail, 100 - tail])]
 
 
 def resampled_ceilings(m: AnnotatorRatings, counts: np.ndarray) -> np.ndarray:
@@ -112,8 +103,8 @@ def dimension_statistics(m: AnnotatorRatings, bootstrap: int, seed: int | None) 
         agree.append(np.clip(1 - mean_std / a.score_range, 0, 1))
         ceil.append(resampled_ceilings(m, block))
     agree_all, ceil_all = np.concatenate(agree), np.concatenate(ceil)
-    entry["agreement_interval"] = percentile_interval(agree_all)
-    entry["ceiling_interval"] = percentile_interval(ceil_all)
+    entry["agreement_interval"] = percentile_interval(agree_all, CONFIDENCE_LEVEL)
+    entry["ceiling_interval"] = percentile_interval(ceil_all, CONFIDENCE_LEVEL)
     entry["bootstrap_undefined"] = {
         "agreement": int((~np.isfinite(agree_all)).sum()),
         "ceiling": int((~np.isfinite(ceil_all)).sum()),

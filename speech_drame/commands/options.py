@@ -234,6 +234,13 @@ def add_push_options(parser: argparse.ArgumentParser, uploads: str, dry_run: str
     parser.add_argument("--dry-run", action="store_true", help=f"with --push-to-hub: {dry_run}")
 
 
+def add_upload_options(parser: argparse.ArgumentParser, repo: str, dry_run: str) -> None:
+    """``--private`` and ``--dry-run`` of a command that uploads a folder to a Hub ``repo``
+    (what is created private); ``dry_run`` says what a dry run does instead."""
+    parser.add_argument("--private", action="store_true", help=f"create the {repo} private")
+    parser.add_argument("--dry-run", action="store_true", help=dry_run)
+
+
 def push_token(args: argparse.Namespace) -> str | None:
     """Check the options of :func:`add_push_options` before the long work; the token of a real
     push (else ``None``)."""

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 
+from .options import add_upload_options
+
 
 def run(args: argparse.Namespace) -> int:
     from speech_drame.hub_push import cli_push_token, dataset_push_files, push_dataset
@@ -27,10 +29,7 @@ def register(subparsers) -> None:
     parser.add_argument(
         "repo_id", metavar="ORG/NAME", help="the Hub dataset repo to create or update"
     )
-    parser.add_argument("--private", action="store_true", help="create the dataset repo private")
-    parser.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="list the files and their sizes; send nothing (no token needed)",
+    add_upload_options(
+        parser, "dataset repo", "list the files and their sizes; send nothing (no token needed)"
     )
     parser.set_defaults(func=run)

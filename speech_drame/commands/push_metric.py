@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import tempfile
 
+from .options import add_upload_options
+
 METRIC_FOLDER = "evaluate_metric/drame_metric"
 COMMIT_MESSAGE = "Upload drame_metric Space (speech-drame push-metric)"
 
@@ -47,10 +49,9 @@ def register(subparsers) -> None:
         default=METRIC_FOLDER,
         help="the metric Space folder whose files are uploaded (run from the repository root)",
     )
-    parser.add_argument("--private", action="store_true", help="create the Space private")
-    parser.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="build the wheel, list the files and their sizes; send nothing (no token needed)",
+    add_upload_options(
+        parser,
+        "Space",
+        "build the wheel, list the files and their sizes; send nothing (no token needed)",
     )
     parser.set_defaults(func=run)

@@ -11,6 +11,7 @@ import argparse
 
 from ..scorers.specs import SPEC_HELP, parse_spec
 from ..space_bundle import TORCH_CPU_INDEX
+from .options import add_upload_options
 
 
 def run_bundle(args: argparse.Namespace) -> int:
@@ -71,8 +72,5 @@ def register(subparsers) -> None:
     push = sub.add_parser("push", help="upload a Space bundle to a Hub Space in one commit")
     push.add_argument("folder", metavar="DIR", help="a folder written by `space bundle`")
     push.add_argument("repo_id", metavar="ORG/NAME", help="the Hub Space to create or update")
-    push.add_argument("--private", action="store_true", help="create the Space private")
-    push.add_argument(
-        "--dry-run", action="store_true", help="list the files and sizes; send nothing"
-    )
+    add_upload_options(push, "Space", "list the files and sizes; send nothing")
     push.set_defaults(func=run_push)
