@@ -103,8 +103,7 @@ def make_app(campaign, *, bootstrap: int = 1000) -> Any:
     from .store import CampaignError
 
     rubric = forms.page_rubric(campaign.config)
-    plots: dict[str, Path] = {}  # name -> PNG of the last dashboard
-    plot_dir = Path(tempfile.mkdtemp(prefix="campaign-plots-"))
+    plots: dict[str, bytes] = {}  # name -> PNG of the last dashboard, kept in memory
     plot_lock = threading.Lock()
 
     def _json(obj: Any, status: int = 200) -> JSONResponse:
@@ -248,18 +247,17 @@ def make_app(campaign, *, bootstrap: int = 1000) -> Any:
         from . import stats
 
         report = stats.campaign_status(campaign, bootstrap=bootstrap)
+        with tempfile.TemporaryDirectory(prefix="campaign-plots-") as work:
+            rendered = {p.stem: p.read_bytes() for p in stats.write_plots(report, Path(work))}
         with plot_lock:
-            for old in plot_dir.iterdir():
-                old.unlink()
-            written = stats.write_plots(report, plot_dir)
             plots.clear()
-            plots.update({p.stem: p for p in written})
+            plots.update(rendered)
         stamp = int(time.time() * 1000)
         return render_dashboard(
             report,
             campaign.progress()["raters"],
             stats.format_status(report),
-            sorted(plots),
+            sorted(rendered),
             stamp,
         )
 
@@ -272,8 +270,7 @@ def make_app(campaign, *, bootstrap: int = 1000) -> Any:
     def admin_plot(request: Request) -> Response:
         _need_admin(request)
         with plot_lock:
-            path = plots.get(request.path_params["name"])
-            data = path.read_bytes() if path else None
+            data = plots.get(request.path_params["name"])
         if data is None:
             raise HTTPException(404)
         return Response(data, media_type="image/png", headers=HEADERS)
@@ -320,7 +317,6 @@ def make_app(campaign, *, bootstrap: int = 1000) -> Any:
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: http_error})
-    app.state.plot_dir = plot_dir
     return app
 
 

@@ -33,7 +33,7 @@ def _render_texts(voice_key: str, texts: list[str]) -> list[tuple[np.ndarray, in
 
     if tts.voice(voice_key).engine == "piper":
         with tempfile.TemporaryDirectory(prefix="demo-rolebench-") as tmp:
-            paths = tts.synthesize_piper_batch(texts, 1.0, Path(tmp))
+            paths = tts.synthesize_piper_batch(texts, 1.0, Path(tmp) / "wavs")
             return [sf.read(p, dtype="float32") for p in paths]
     return [tts.synthesize(voice_key, text) for text in texts]
 
