@@ -10,7 +10,7 @@ with the offline Whisper base encoder:
 
 Figures are ratios to the cold run measured in the same process.
 
-    python benchmarks/bench_ranker.py [--seconds 2] [--pairs 200] [--epochs 5]
+    python benchmarks/bench_ranker.py [--seconds 2] [--pairs 200] [--epochs 5] [--config released]
 """
 
 from __future__ import annotations
@@ -19,15 +19,17 @@ import argparse
 import json
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import soundfile as sf
 
 from speech_drame.features.cache import FeatureCache
+from speech_drame.protocols.animescore.config import PRESETS, load_config
 from speech_drame.protocols.animescore.encoders import WhisperEncoder
 from speech_drame.protocols.animescore.pairs import Pair, PairSet
-from speech_drame.protocols.animescore.ranker import RankerConfig, train_ranker
+from speech_drame.protocols.animescore.ranker import train_ranker
 
 LIBRIVOX = Path("/usr/share/pocketsphinx/test/data/librivox")
 
@@ -72,6 +74,7 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=200)
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--config", choices=tuple(PRESETS), default="released", help="ranker head")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -79,9 +82,12 @@ def main() -> None:
         clean, noisy = make_clips(tmp, args.seconds, args.seed)
         clips = clean + noisy
         pairs = make_pairs(clean, noisy, args.pairs, args.seed)
-        config = RankerConfig(max_epochs=args.epochs, patience=args.epochs, seed=args.seed)
+        config = replace(
+            load_config(args.config), max_epochs=args.epochs, patience=args.epochs, seed=args.seed
+        )
         encoder = WhisperEncoder()
-        train_ranker(make_pairs(clean[:2], noisy[:2], 4, 0), encoder, config, None)  # warm-up
+        warm = make_pairs(clean[:2], noisy[:2], 4, 0)
+        train_ranker(warm, encoder, config, None, val_pairs=warm)  # warm-up
 
         ranker, cold_train = timed(lambda: train_ranker(pairs, encoder, config, tmp / "cache"))
         _, cached_train = timed(lambda: train_ranker(pairs, encoder, config, tmp / "cache"))
@@ -94,6 +100,7 @@ def main() -> None:
         assert np.array_equal(cold_scores, cached_scores)
 
     result = {
+        "config": args.config,
         "clips": len(clips),
         "clip_seconds": args.seconds,
         "pairs": len(pairs.pairs),

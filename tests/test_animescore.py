@@ -75,9 +75,13 @@ def clean_vs_noisy(tmp_path_factory) -> dict:
 
 @pytest.fixture(scope="module")
 def trained(clean_vs_noisy, tmp_path_factory):
-    from speech_drame.protocols.animescore.ranker import RankerConfig, train_ranker
+    """The compact configuration, smaller still: it learns in a few CPU seconds."""
+    from dataclasses import replace
 
-    config = RankerConfig(lstm_hidden=16, mlp_hidden=16, max_epochs=12, patience=4, seed=0)
+    from speech_drame.protocols.animescore.config import PRESETS
+    from speech_drame.protocols.animescore.ranker import train_ranker
+
+    config = replace(PRESETS["compact"], lstm_hidden=16, mlp_hidden=16, max_epochs=12, patience=4)
     return train_ranker(clean_vs_noisy["train"], config=config, cache=clean_vs_noisy["cache"])
 
 

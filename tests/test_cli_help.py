@@ -41,8 +41,9 @@ def test_help_exits_zero(path, capsys):
         (("bench",), ["--split SPLIT", "(default: test)", "--resamples", "(default: 1000)",
                       "(default: mean)"], ["(default: None)", "(default: False)", "(default: [])"]),
         (("judge",), ["(default: 5)", "(default: 120.0)"], ["(default: None)", "(default: )"]),
-        (("animescore", "train"), ["(default: 30)", "(default: whisper-base)",
-                                   "(default: 0.001)"], ["(default: None)"]),
+        (("animescore", "train"), ["(default: released)", "(default: whisper-base)",
+                                   "released 20, compact 30", "released 3e-05, compact 0.001"],
+         ["(default: None)"]),
         (("trace", "run"), ["(default: rule)", "(default: content_first)"], ["(default: None)"]),
     ],
 )  # fmt: skip

@@ -436,6 +436,7 @@ def test_users_of_an_undefined_f0_slope_say_so(librivox: dict[str, Audio], tmp_p
     query = build_query({"id": "q", "task": "paralanguage_control", "subtask": "common",
                          "sentence": "A man might become amiable.",
                          "dimensions": {"emotion": "happy"}})  # fmt: skip
-    ratings = rule_aspect_scores(query, undefined)  # the rules never read the slope
-    assert ratings == rule_aspect_scores(query, bp)
+    (unit,) = query.units
+    ratings = rule_aspect_scores(query, unit, undefined)  # the rules never read the slope
+    assert ratings == rule_aspect_scores(query, unit, bp)
     assert all(math.isfinite(v) for v in ratings.values())

@@ -184,12 +184,12 @@ def test_tiny_spatial_embedder_loads_runs_and_checks(tmp_path):
     )
     x = place(source(0.6), 3, 2.0)[::3]
     emb = embedder(x)
-    assert emb.angle.shape == (6,) and emb.distance.shape == (4,)
+    assert emb.angle.shape == (3, 6) and emb.distance.shape == (3, 4)  # one row per window
     pieces = [
         TinySpatialNet()(torch.from_numpy(np.ascontiguousarray(p.T))[None])
         for p in (x[:4000], x[4000:8000], np.pad(x[8000:], ((0, 12_000 - len(x)), (0, 0))))
     ]
-    expected = torch.cat([p[0] for p in pieces]).mean(dim=0).detach().numpy()
+    expected = torch.cat([p[0] for p in pieces]).detach().numpy()
     np.testing.assert_allclose(emb.angle, expected, atol=1e-5)
     with pytest.raises(ValueError, match="need 2 channels"):
         embedder(source(0.5))
@@ -246,7 +246,8 @@ def test_drama_protocol_scores_and_refuses_bad_inputs(tmp_path, drama_files):
     assert same["ipd_mae"] == 0 and same["ild_mae"] == 0 and same["side_agreement"] == 1
     assert same["ang_cos"] == pytest.approx(1.0) and same["dis_cos"] == pytest.approx(1.0)
     assert near["ipd_mae"] > 0 and near["azimuth_mae_deg"] > 0
-    assert short["length_difference_s"] == pytest.approx(0.02)
+    assert short["length_difference_s"] == pytest.approx(0.02) and short["cut_from"] == "reference"
+    assert same["cut_from"] is None
     assert result.means["ipd_mae"] == pytest.approx(np.mean([r["ipd_mae"] for r in result.rows]))
 
     def refused(row, match):
@@ -301,6 +302,7 @@ def test_single_protocol_reports_the_asr_and_its_language(tmp_path):
     asr = Recogniser("whisper-test", ("zh", "en"), lambda audio: next(texts))
     result = score_sentences(read_manifest(_manifest(tmp_path, rows)), **_sentence_models(asr))
     assert result.settings["asr_model"] == "whisper-test"
+    assert result.settings["asr_languages"] == ["zh", "en"]
     zh, en = result.rows
     assert (zh["language"], zh["asr_language"], zh["transcript"]) == ("zh", "zh", "你好世")
     assert zh["cer"] == pytest.approx(1 / 4) and en["cer"] == 0.0
@@ -416,6 +418,8 @@ def test_cli_single_on_librivox_speech(tmp_path, capsys):
     assert main(["isdrama", "single", str(_manifest(tmp_path, rows)), "--out", str(out)]) == 0
     report = json.loads((out / "isdrama_single.json").read_text())
     assert report["settings"]["asr_model"].startswith("whisper")
+    assert report["settings"]["asr_languages"] == ["zh", "en"]
+    assert "CER recogniser: whisper" in capsys.readouterr().out
     good, reversed_, other = report["rows"]
     assert good["language"] == "en" and good["asr_language"] == "en"
     assert good["cer"] < 0.1, good["transcript"]
@@ -430,6 +434,8 @@ def test_cli_single_on_librivox_speech(tmp_path, capsys):
     assert main([*argv, "--asr", "pocketsphinx"]) == 0
     light_report = json.loads((light / "isdrama_single.json").read_text())
     assert light_report["settings"]["asr_model"].startswith("pocketsphinx")
+    assert light_report["settings"]["asr_languages"] == ["en"]
+    assert "(transcribes en)" in capsys.readouterr().out
     light_rows = light_report["rows"]
     assert light_rows[0]["transcript"] != good["transcript"]  # another recogniser ran
     assert light_rows[0]["cer"] < 0.5 < light_rows[1]["cer"]

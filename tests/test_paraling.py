@@ -28,6 +28,7 @@ from speech_drame.protocols.paraling.queries import (
 )
 from speech_drame.protocols.paraling.scoring import (
     Judgment,
+    UnitResult,
     group_scores,
     position_bias,
     weighted_baseline,
@@ -157,30 +158,22 @@ def test_winner_index_maps_back_to_the_systems():
 # --- scoring -------------------------------------------------------------------------------
 
 
+def position_of(winner, baseline_first):
+    """The play-order winner index of a system-role winner (None for a failed verdict)."""
+    if winner is None:
+        return None
+    return 0 if winner == "tie" else (1 if (winner == "baseline") == baseline_first else 2)
+
+
 def judgments(candidate, winners, task="paralanguage_control", dims=("emotion",)):
-    """Judgments with the given winners (None = failed verdict); even queries baseline first."""
+    """One-unit judgments with the given winners (None = failed verdict); even queries are
+    played baseline first."""
     out = []
     for i, w in enumerate(winners):
         baseline_first = i % 2 == 0
-        position = (
-            None
-            if w is None
-            else 0
-            if w == "tie"
-            else (1 if (w == "baseline") == baseline_first else 2)
-        )
-        out.append(
-            Judgment(
-                f"q{i}",
-                task,
-                dims,
-                candidate,
-                baseline_first,
-                w,
-                position,
-                error=None if w else "not valid JSON",
-            )
-        )
+        unit = UnitResult(dims, w, position_of(w, baseline_first))
+        error = None if w else "not valid JSON"
+        out.append(Judgment(f"q{i}", task, dims, candidate, baseline_first, [unit], error=error))
     return out
 
 
@@ -188,9 +181,11 @@ def test_points_ties_failures_and_the_weighted_baseline_by_hand():
     # strong: 3 wins + 1 tie = 3.5 / 4; weak: 1 tie = 0.5 / 4 with one failed verdict excluded
     js = judgments("strong", ["candidate", "candidate", "tie", "candidate"])
     js += judgments("weak", ["baseline", "tie", "baseline", "baseline", None])
-    group = group_scores(js, lambda j: [j.task])["paralanguage_control"]
-    assert group["candidates"]["strong"] == {"points": 3.5, "n": 4, "failures": 0, "score": 87.5}
-    assert group["candidates"]["weak"] == {"points": 0.5, "n": 4, "failures": 1, "score": 12.5}
+    group = group_scores(js, lambda j, u: [j.task], "skip")["paralanguage_control"]
+    assert group["candidates"]["strong"] == {
+        "points": 3.5, "n": 4, "valid": 4, "failures": 0, "score": 87.5}  # fmt: skip
+    assert group["candidates"]["weak"] == {
+        "points": 0.5, "n": 4, "valid": 4, "failures": 1, "score": 12.5}  # fmt: skip
     # baseline: 12.5 % against strong, 87.5 % against weak; weights 3.5/4 and 0.5/4
     assert group["baseline"]["pairwise"] == {"strong": 12.5, "weak": 87.5}
     assert group["baseline"]["weights"] == {"strong": 0.875, "weak": 0.125}
@@ -203,20 +198,20 @@ def test_weighted_baseline_edge_cases():
     assert weighted_baseline({"a": 40.0, "b": 100.0}, {"a": 6.0, "b": 2.0}) == pytest.approx(
         40 * 0.75 + 100 * 0.25
     )
-    assert math.isnan(weighted_baseline({"a": 100.0, "b": 50.0}, {"a": 0.0, "b": 0.0}))
+    # every candidate at 0 points: equal weights (the released scorer), not 0/0
+    assert weighted_baseline({"a": 100.0, "b": 50.0}, {"a": 0.0, "b": 0.0}) == 75.0
     assert math.isnan(weighted_baseline({}, {}))
     with pytest.raises(ValueError, match="candidates differ"):
         weighted_baseline({"a": 1.0}, {"b": 1.0})
 
 
-def test_a_baseline_that_wins_every_verdict_scores_100():
-    """Every candidate at 0 points: equation 3's weights are 0/0, but any weights give 100."""
+@pytest.mark.parametrize("failed_as", ["loss", "skip"])
+def test_a_baseline_that_wins_every_verdict_scores_100(failed_as):
+    """Every candidate at 0 points: equation 3 takes equal weights, and the baseline has 100."""
     js = judgments("a", ["baseline", "baseline"]) + judgments("b", ["baseline", None])
-    group = group_scores(js, lambda j: ["all"])["all"]
-    assert (
-        group["baseline"]["score"] == 100.0
-        and "won every valid verdict" in group["baseline"]["note"]
-    )
+    group = group_scores(js, lambda j, u: ["all"], failed_as)["all"]
+    assert group["baseline"]["score"] == 100.0 and "equal" in group["baseline"]["note"]
+    assert group["baseline"]["weights"] == {"a": 0.5, "b": 0.5}
     assert {c: s["score"] for c, s in group["candidates"].items()} == {"a": 0.0, "b": 0.0}
 
 
@@ -228,6 +223,9 @@ def test_scores_stay_in_0_100_and_group_by_dimension():
         js += judgments(c, outcomes, dims=("emotion", "speed"))
         js += judgments(c, outcomes[:10], task="dynamic_variation", dims=("pitch",))
     report = build_report(js, "base")
+    assert (
+        report["failed_as"]["value"] == "loss" and "released" in report["failed_as"]["definition"]
+    )
     for group in [*report["by_task"].values(), *report["by_dimension"].values()]:
         scores = [s["score"] for s in group["candidates"].values()] + [group["baseline"]["score"]]
         assert all(0.0 <= s <= 100.0 for s in scores)
@@ -239,12 +237,12 @@ def test_scores_stay_in_0_100_and_group_by_dimension():
 
 def test_position_bias_counts_first_played_wins():
     js = [
-        Judgment("1", "t", ("d",), "c", True, "baseline", 1),
-        Judgment("2", "t", ("d",), "c", False, "candidate", 1),
-        Judgment("3", "t", ("d",), "c", True, "candidate", 2),
-        Judgment("4", "t", ("d",), "c", False, "tie", 0),
-        Judgment("5", "t", ("d",), "c", True, error="refusal"),
+        Judgment(str(i), "t", ("d",), "c", first, [UnitResult(("d",), w, position_of(w, first))])
+        for i, (first, w) in enumerate(
+            [(True, "baseline"), (False, "candidate"), (True, "candidate"), (False, "tie")]
+        )
     ]
+    js.append(Judgment("5", "t", ("d",), "c", True, [UnitResult(("d",))], error="refusal"))
     bias = position_bias(js)
     assert bias == {"n": 4, "first_wins": 2, "second_wins": 1, "ties": 1,
                     "first_win_rate": pytest.approx(2 / 3), "baseline_first_share": 0.5}  # fmt: skip
@@ -275,15 +273,18 @@ def test_undefined_statistics_are_null_with_a_reason_and_never_lose_the_run(tmp_
     from speech_drame.protocols.paraling.protocol import ParalingRun
 
     js = judgments("a", ["candidate", "tie"]) + judgments("b", [None, None])  # b: all failed
-    report = build_report(js, "base", {"a": 3.0, "b": 1.0, "base": 2.0})
+    lost = build_report(js, "base", {"a": 3.0, "b": 1.0, "base": 2.0})  # released: b lost all
+    assert lost["overall"]["candidates"]["b"]["score"] == 0.0
+    assert "every unit counted as a loss" in lost["overall"]["candidates"]["b"]["note"]
+    report = build_report(js, "base", {"a": 3.0, "b": 1.0, "base": 2.0}, failed_as="skip")
     assert report["overall"]["candidates"]["b"]["note"] == "no valid verdict"
     assert math.isnan(report["human_agreement"]["spearman"])
     assert "no automatic score for b" in report["human_agreement"]["note"]
-    run = ParalingRun("base", ["a", "b"], "offline", 0, js, report)
+    run = ParalingRun("base", ["a", "b"], "offline", 0, "skip", js, report)
     doc = json.loads(run.write(tmp_path / "run.json").read_text(), parse_constant=_refuse_nan)
     assert doc["report"]["overall"]["candidates"]["b"]["score"] is None
     assert doc["report"]["human_agreement"]["spearman"] is None
-    empty = build_report(judgments("a", [None]), "base", {"a": 1.0, "base": 2.0})
+    empty = build_report(judgments("a", [None]), "base", {"a": 1.0, "base": 2.0}, failed_as="skip")
     assert empty["grounded_share_note"] == "no valid verdict"
     assert empty["position_bias"]["note"] == "no valid verdict"
     assert "undefined" in empty["human_agreement"]["note"]
@@ -291,23 +292,47 @@ def test_undefined_statistics_are_null_with_a_reason_and_never_lose_the_run(tmp_
 
 # --- chat judge --------------------------------------------------------------------------
 
-VERDICT = {
-    "analysis": "Response 1 rises in pitch at 0.4-0.9 s; response 2 stays flat throughout.",
-    "response_1": {"content": 3, "fluency": 2, "paralinguistics": 3},
-    "response_2": {"content": 3, "fluency": 3, "paralinguistics": 1},
-    "winner": 1,
-}
+
+def prompt_text(payload):
+    return "".join(p.get("text", "") for p in payload["messages"][1]["content"])
+
+
+def target_dimensions(payload):
+    """The verdict units the chat prompt lists under "Target dimensions:"."""
+    lines = prompt_text(payload).split("Target dimensions:\n", 1)[1].splitlines()
+    return [line[2:].split(" (", 1)[0] for line in lines[: lines.index("")]]
+
+
+def verdict(labels, winner=1, scores=(3, 1)):
+    """A chat verdict giving every unit in ``labels`` the same scores and winner."""
+    block = {"score_1": scores[0], "score_2": scores[1], "winner": winner}
+    return {"response_1": "Response 1 rises in pitch at 0.4-0.9 s.",
+            "response_2": "Response 2 stays flat throughout.",
+            "comparison": "Pitch: response 1 is higher, a significant difference.",
+            "verdicts": {label: dict(block) for label in labels}}  # fmt: skip
+
+
+def answering(winner=1):
+    """A route answering every query with ``winner`` on each unit its prompt lists."""
+    return lambda p, n: reply(chat_body(json.dumps(verdict(target_dimensions(p), winner))))
+
+
+P1 = verdict(["pitch"])  # the first query judged below has one unit, pitch
 BAD_VERDICTS = {
-    "malformed": chat_body('{"analysis": "x", "winner": '),
+    "malformed": chat_body('{"response_1": "x", "verdicts": '),
     "refusal_text": chat_body("Sorry, I can't evaluate audio."),
     "refusal_field": chat_body(None, refusal="I cannot help with that."),
-    "winner_out_of_range": chat_body(json.dumps({**VERDICT, "winner": 3})),
-    "winner_missing": chat_body(json.dumps({k: v for k, v in VERDICT.items() if k != "winner"})),
-    "rating_out_of_range": chat_body(
-        json.dumps({**VERDICT, "response_2": {**VERDICT["response_2"], "fluency": 4}})
-    ),
+    "winner_out_of_range": chat_body(json.dumps(
+        {**P1, "verdicts": {"pitch": {**P1["verdicts"]["pitch"], "winner": 3}}})),
+    "winner_missing": chat_body(json.dumps(
+        {**P1, "verdicts": {"pitch": {"score_1": 3, "score_2": 1}}})),
+    "rating_out_of_range": chat_body(json.dumps(
+        {**P1, "verdicts": {"pitch": {**P1["verdicts"]["pitch"], "score_2": 4}}})),
+    "dimension_missing": chat_body(json.dumps({**P1, "verdicts": {}})),
+    "dimension_unexpected": chat_body(json.dumps(verdict(["pitch", "speed"]))),
+    "reasoning_missing": chat_body(json.dumps({k: v for k, v in P1.items() if k != "comparison"})),
     "empty": chat_body(""),
-}
+}  # fmt: skip
 
 
 @pytest.fixture
@@ -331,7 +356,7 @@ def tiny_responses(tmp_path):
 
 def test_chat_judge_plays_in_the_recorded_order_and_maps_the_winner_back(server, tiny_responses):  # noqa: F811
     queries, root = tiny_responses
-    server.routes["good"] = lambda p, n: reply(chat_body(json.dumps(VERDICT)))
+    server.routes["good"] = answering(winner=1)
     judge = ChatPairJudge(ChatClient(server.url, "good", timeout=5.0, max_retries=0))
     for seed in range(6):  # find a seed that plays the two queries in different orders
         orders = presentation_orders(["p1", "s1"], "cand", seed)
@@ -339,51 +364,76 @@ def test_chat_judge_plays_in_the_recorded_order_and_maps_the_winner_back(server,
             break
     run = run_paraling(queries, root, "base", ["cand"], judge, seed=seed)
     assert run.report["n_failures"] == 0 and len(server.requests) == 2
+    assert run.report["judge"]["stand_in"] is False
     for j, payload in zip(run.judgments, server.requests, strict=True):
+        assert payload["temperature"] == 1.0  # as the released judge
         parts = audio_parts(payload)
         lengths = [len(decode_wav(p)[0]) / 16_000 for p in parts]
-        played = lengths[-2:]
-        assert played == ([1.0, 1.5] if j.baseline_first else [1.5, 1.0])
-        assert len(parts) == (3 if j.query_id == "s1" else 2)  # the spoken query goes first
+        # the two responses only: the query is given as text (released default)
+        assert lengths == ([1.0, 1.5] if j.baseline_first else [1.5, 1.0])
+        (unit,) = j.units  # one target dimension each
         # the judge named the first-played response
-        assert j.winner == ("baseline" if j.baseline_first else "candidate")
-        first = "baseline" if j.baseline_first else "candidate"
-        assert j.ratings[first] == VERDICT["response_1"] and j.grounded
-    text = "".join(p.get("text", "") for p in server.requests[0]["messages"][1]["content"])
-    assert "Paralinguistic Compliance" in text and "timestamps" in text
-    assert "Sentence to read: Hello there." in text and "pitch: high" in text
-    text = "".join(p.get("text", "") for p in server.requests[1]["messages"][1]["content"])
+        assert unit.winner == ("baseline" if j.baseline_first else "candidate")
+        first, second = ("baseline", "candidate") if j.baseline_first else ("candidate", "baseline")
+        assert unit.ratings == {first: {"score": 3}, second: {"score": 1}} and j.grounded
+    text = prompt_text(server.requests[0])
+    assert "Paralinguistic Compliance (the main criterion)" in text and "timestamps" in text
+    assert "Sentence: Hello there." in text and "- pitch (pitch: high)" in text
+    assert "Do not favour the first or the second" in text
+    text = prompt_text(server.requests[1])
     assert "Paralinguistic Alignment" in text and "Content Relevance" in text
+    assert "What the user said (transcript): I lost my keys." in text
+    assert "- emotion (emotion: anxious)" in text
     assert run.report["position_bias"]["first_wins"] == 2
+
+
+def test_chat_judge_sends_the_spoken_query_only_when_asked(server, tiny_responses):  # noqa: F811
+    queries, root = tiny_responses
+    server.routes["good"] = answering(winner=0)
+    client = ChatClient(server.url, "good", timeout=5.0, max_retries=0)
+    judge = ChatPairJudge(client, query_audio=True, temperature=0.2)
+    with pytest.raises(ValueError, match=r"queries \['p1'\] have none"):  # p1 has no audio
+        run_paraling(queries, root, "base", ["cand"], judge)
+    assert server.requests == []
+    run = run_paraling(queries[1:], root, "base", ["cand"], judge)
+    ((payload,), (j,)) = server.requests, run.judgments
+    lengths = [len(decode_wav(p)[0]) / 16_000 for p in audio_parts(payload)]
+    assert lengths[0] == 0.5 and sorted(lengths[1:]) == [1.0, 1.5]  # the spoken query first
+    assert payload["temperature"] == 0.2 and j.units[0].winner == "tie"
+    assert "query as text and audio" in run.report["judge"]["description"]
 
 
 @pytest.mark.parametrize("kind", sorted(BAD_VERDICTS))
 def test_unusable_verdicts_are_counted_failures_never_ties(server, tiny_responses, kind):  # noqa: F811
     queries, root = tiny_responses
-    answers = [BAD_VERDICTS[kind], chat_body(json.dumps({**VERDICT, "winner": 0}))]
+    answers = [BAD_VERDICTS[kind], chat_body(json.dumps(verdict(["emotion"], winner=0)))]
     server.routes[kind] = lambda p, n: reply(answers[n])
     judge = ChatPairJudge(ChatClient(server.url, kind, timeout=5.0, max_retries=0))
     run = run_paraling(queries, root, "base", ["cand"], judge, seed=0)
     failed, ok = run.judgments
-    assert not failed.ok and failed.winner is None and failed.error
-    assert ok.winner == "tie"
+    assert failed.query_id == "p1" and not failed.ok and failed.error
+    assert [u.winner for u in failed.units] == [None] and ok.units[0].winner == "tie"
     report = run.report
-    assert report["n_failures"] == 1 and list(report["failures"]) == [f"cand/{failed.query_id}"]
+    assert report["n_failures"] == 1 and list(report["failures"]) == ["cand/p1"]
+    assert (report["n_units"], report["n_failed_units"]) == (2, 1)
+    # released: the failed unit stays in the denominator as a loss; skip: it leaves it
     cand = report["overall"]["candidates"]["cand"]
-    assert (cand["n"], cand["failures"], cand["points"], cand["score"]) == (1, 1, 0.5, 50.0)
+    assert (cand["n"], cand["failures"], cand["points"], cand["score"]) == (2, 1, 0.5, 25.0)
+    skipped = build_report(run.judgments, "base", failed_as="skip")["overall"]["candidates"]
+    assert (skipped["cand"]["n"], skipped["cand"]["score"]) == (1, 50.0)
 
 
 def test_only_usable_verdicts_are_cached(server, tiny_responses, tmp_path):  # noqa: F811
     queries, root = tiny_responses
     asked_p1 = []
+    good = answering()
 
     def route(payload, n):
-        text = "".join(p.get("text", "") for p in payload["messages"][1]["content"])
-        if "Hello there." in text:  # p1: unusable the first time, usable when asked again
+        if "Hello there." in prompt_text(payload):  # p1: unusable first, usable when asked again
             asked_p1.append(n)
             if len(asked_p1) == 1:
                 return reply(BAD_VERDICTS["winner_out_of_range"])
-        return reply(chat_body(json.dumps(VERDICT)))
+        return good(payload, n)
 
     server.routes["good"] = route
     cache = tmp_path / "judge-cache"
@@ -425,11 +475,15 @@ def test_offline_comparator_with_a_chat_judge_scorer_from_the_cli(server, tiny_r
     assert any("Hello there." in t for t in asked) and any("I lost my keys." in t for t in asked)
     run = json.loads(out.read_text())
     assert run["judge"].startswith("offline:judge-") and run["report"]["n_failures"] == 0
+    assert (
+        run["report"]["judge"]["stand_in"] and "STAND-IN" in run["report"]["judge"]["description"]
+    )
     for j in run["judgments"]:
-        assert j["winner"] == "candidate" and j["grounded"]
-        assert j["ratings"]["candidate"]["paralinguistics"] == pytest.approx(3.0)
-        assert j["ratings"]["baseline"]["paralinguistics"] == pytest.approx(0.75)
-        assert j["ratings"]["baseline"]["content"] == pytest.approx(3.0)
+        (unit,) = j["units"]
+        assert unit["winner"] == "candidate" and j["grounded"]
+        assert unit["ratings"]["candidate"]["paralinguistics"] == pytest.approx(3.0)
+        assert unit["ratings"]["baseline"]["paralinguistics"] == pytest.approx(0.75)
+        assert unit["ratings"]["baseline"]["content"] == pytest.approx(3.0)
     # the chat judge options reach the scorer; --seed stays the play order's, beside --exemplar-seed
     n = server.count("lengths")
     again = [*argv, "--runs", "2", "--seed", "4", "--exemplar-seed", "9", "--json-out", str(out)]
@@ -458,7 +512,7 @@ def test_unusable_human_scores_are_refused_before_any_judging(server, tiny_respo
     """A human score set the report could not use would otherwise fail only after judging,
     losing every verdict of the run."""
     queries, root = tiny_responses
-    server.routes["good"] = lambda p, n: reply(chat_body(json.dumps(VERDICT)))
+    server.routes["good"] = answering()
     judge = ChatPairJudge(ChatClient(server.url, "good", timeout=5.0, max_retries=0))
     with pytest.raises(ValueError, match=match):
         run_paraling(queries, root, "base", ["cand"], judge, seed=0, human=human)
@@ -468,7 +522,7 @@ def test_unusable_human_scores_are_refused_before_any_judging(server, tiny_respo
 def test_missing_responses_are_failures_without_a_request(server, tiny_responses):  # noqa: F811
     queries, root = tiny_responses
     (root / "cand" / "p1.wav").unlink()
-    server.routes["good"] = lambda p, n: reply(chat_body(json.dumps(VERDICT)))
+    server.routes["good"] = answering()
     judge = ChatPairJudge(ChatClient(server.url, "good", timeout=5.0, max_retries=0))
     run = run_paraling(queries, root, "base", ["cand"], judge)
     assert "cand: missing response" in run.report["failures"]["cand/p1"]
@@ -501,13 +555,20 @@ def test_offline_protocol_runs_end_to_end_on_the_demo_set(demo):
     run = run_paraling(queries, root / "responses", BASELINE, list(CANDIDATES), judge, seed=3,
                        cache=root / "cache")  # fmt: skip
     assert run.report["n_failures"] == 0 and len(run.judgments) == 6
+    # units: pc-common-01 emotion, speed; dv-trans-01 one; sa-01 emotion, age
+    assert run.report["n_units"] == 2 * 5 and run.report["judge"]["stand_in"]
     for j in run.judgments:
-        ratings = [sum(j.ratings[r].values()) for r in ("baseline", "candidate")]
-        diff = ratings[1] - ratings[0]
-        assert j.winner == ("tie" if abs(diff) <= 0.25 else "candidate" if diff > 0 else "baseline")
+        query = next(q for q in queries if q.id == j.query_id)
+        assert [u.dimensions for u in j.units] == list(query.units)
         assert j.grounded and " s;" in j.analysis  # speech spans from voice activity
-        if j.candidate == "noisy":  # same words and delivery in noise: never more fluent
-            assert j.ratings["candidate"]["fluency"] < j.ratings["baseline"]["fluency"]
+        for unit in j.units:
+            ratings = [sum(unit.ratings[r].values()) for r in ("baseline", "candidate")]
+            diff = ratings[1] - ratings[0]
+            assert unit.winner == (
+                "tie" if abs(diff) <= 0.25 else "candidate" if diff > 0 else "baseline"
+            )
+            if j.candidate == "noisy":  # same words and delivery in noise: never more fluent
+                assert unit.ratings["candidate"]["fluency"] < unit.ratings["baseline"]["fluency"]
     assert run.report["overall"]["candidates"]["noisy"]["score"] <= 50.0
 
     cache = FeatureCache(root / "cache")
@@ -536,8 +597,11 @@ def test_cli_builds_queries_and_runs_the_offline_protocol(demo, tmp_path, capsys
     assert code == 0
     out = capsys.readouterr().out
     assert "dynamic_variation" in out and "Spearman vs human ranking" in out
+    assert "judge: offline comparator on blueprint rule features: a STAND-IN" in out
+    assert "--failed-as loss: a failed verdict unit counts as a candidate loss" in out
     saved = json.loads((tmp_path / "run.json").read_text())
     assert saved["seed"] == 0 and len(saved["judgments"]) == 6 and saved["judge"] == "offline"
+    assert saved["report"]["judge"]["stand_in"] and saved["failed_as"] == "loss"
     code = main(["paraling", "run", str(path), "--responses", str(root / "responses"),
                  "--baseline", "plain", "--candidates", "expressive", "noisy",
                  "--feature-cache", str(root / "cache"), "--human", str(human), "--json"])  # fmt: skip
@@ -581,25 +645,29 @@ def test_offline_comparator_on_a_lite_scorer_through_the_scorer_contract(demo):
     run = run_paraling(queries, root / "responses", BASELINE, list(CANDIDATES), judge,
                        cache=root / "cache")  # fmt: skip
     assert run.report["n_failures"] == 0 and run.judge == f"offline:{scorer.id}"
-    for j in run.judgments:
-        base, cand = j.ratings["baseline"], j.ratings["candidate"]
+    for j, unit in ((jj, u) for jj in run.judgments for u in jj.units):
+        base, cand = unit.ratings["baseline"], unit.ratings["candidate"]
         assert all(0.0 <= v <= 3.0 for v in [*base.values(), *cand.values()])
         assert j.grounded and "scored 0.00-" in j.analysis
         if j.candidate == "noisy":
-            assert cand["fluency"] < base["fluency"] and j.winner == "baseline"
+            assert cand["fluency"] < base["fluency"] and unit.winner == "baseline"
         else:
             assert cand["paralinguistics"] > base["paralinguistics"]
     scores = run.report["overall"]["candidates"]
     assert scores["noisy"]["score"] == 0.0 and scores["expressive"]["score"] > 50.0
-    # the mapping is the scorer's own scores of the response, its query text as the prompt
-    first = next(j for j in run.judgments if j.candidate == "expressive")
-    query = next(q for q in queries if q.id == first.query_id)
-    audio = root / "responses" / "expressive" / f"{query.id}.wav"
-    (clip,) = scorer.score([ClipInput("x", audio, {"question": query.instruction})])
-    assert first.ratings["candidate"]["content"] == pytest.approx(3 * clip.content_pass)
-    assert first.ratings["candidate"]["paralinguistics"] == pytest.approx(
-        3 * (clip.scores["appropriateness"] - 1) / 4
-    )
+    # the mapping is the scorer's own scores of the response, the unit's query text as the
+    # prompt: each target dimension of a query is rated with its own prompt
+    for j in (j for j in run.judgments if j.candidate == "expressive"):
+        query = next(q for q in queries if q.id == j.query_id)
+        audio = root / "responses" / "expressive" / f"{query.id}.wav"
+        prompts = [query.unit_prompt(u.dimensions) for u in j.units]
+        assert len(set(prompts)) == len(prompts)
+        clips = scorer.score([ClipInput("x", audio, {"question": p}) for p in prompts])
+        for unit, clip in zip(j.units, clips, strict=True):
+            assert unit.ratings["candidate"]["content"] == pytest.approx(3 * clip.content_pass)
+            assert unit.ratings["candidate"]["paralinguistics"] == pytest.approx(
+                3 * (clip.scores["appropriateness"] - 1) / 4
+            )
     without_pass = train_lite_scorer(batch.blueprints[:3], {
         "audio_quality": labels["audio_quality"][:3]}, "archetype", TrainingOptions(epochs=1))  # fmt: skip
     with pytest.raises(ScorerError, match="archetype scorer with Content Pass"):
@@ -660,10 +728,10 @@ def test_offline_comparator_fails_a_judgment_on_an_unusable_rating():
     query = build_query({"id": "q", "task": "paralanguage_control", "subtask": "abstract",
                          "sentence": "Hi.", "style": "a calm voice"})  # fmt: skip
 
-    def nan_fluency(q, bp):
+    def nan_fluency(q, unit, bp):
         return {"content": 2.0, "fluency": math.nan, "paralinguistics": 2.0}
 
-    def refusing(q, bp):
+    def refusing(q, unit, bp):
         raise ValueError("feature prosody.f0_slope_st is undefined")
 
     first, second = Response("a.wav", object()), Response("b.wav", object())

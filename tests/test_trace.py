@@ -26,51 +26,102 @@ from speech_drame.protocols.trace.judges import (
     RuleJudge,
     typed_decision,
 )
-from speech_drame.protocols.trace.labels import LABELS, fuse, parse_label
+from speech_drame.protocols.trace.labels import (
+    LABELS,
+    MISSING_CONTENT,
+    MissingContentLabel,
+    fuse,
+    fuse_labels,
+    parse_label,
+)
 
 CODE = {"1": "1", "2": "2", "G": "both_good", "B": "both_bad"}
-# Expected overall label for (content, paralinguistics) over voice quality = 1, 2, G, B,
-# written from the rules: both_bad on content or paralinguistics dominates in both policies.
+# Expected overall label for every (content, paralinguistics) pair, one character per voice
+# quality label in the order 1, 2, G, B: 16 rows x 4 = all 64 triples, written by hand from
+# each rule's text.
 CONTENT_FIRST = {
-    # content decides; a content tie goes to paralinguistics, then to voice quality
-    ("1", "1"): "1111", ("1", "2"): "1111", ("1", "G"): "1111",
-    ("2", "1"): "2222", ("2", "2"): "2222", ("2", "G"): "2222",
-    ("G", "1"): "1111", ("G", "2"): "2222", ("G", "G"): "12GG",
+    # released: both_bad only if content AND paralinguistics are both_bad; else the first
+    # winner in content > paralinguistics > voice quality; no winner: both_good iff content
+    # is both_good, else both_bad
+    ("1", "1"): "1111", ("1", "2"): "1111", ("1", "G"): "1111", ("1", "B"): "1111",
+    ("2", "1"): "2222", ("2", "2"): "2222", ("2", "G"): "2222", ("2", "B"): "2222",
+    ("G", "1"): "1111", ("G", "2"): "2222", ("G", "G"): "12GG", ("G", "B"): "12GG",
+    ("B", "1"): "1111", ("B", "2"): "2222", ("B", "G"): "12BB", ("B", "B"): "BBBB",
 }  # fmt: skip
 ACCEPTABILITY_CAP = {
-    # content and paralinguistics gate equally; conflicting gate winners -> nobody may win
-    ("1", "1"): "1111", ("1", "2"): "BBBB", ("1", "G"): "1111",
-    ("2", "1"): "BBBB", ("2", "2"): "2222", ("2", "G"): "2222",
-    ("G", "1"): "1111", ("G", "2"): "2222", ("G", "G"): "12GG",
+    # content and paralinguistics gate equally: both_bad on either, or different winners on
+    # them, and nobody may win; else the first winner; no winner: both_good
+    ("1", "1"): "1111", ("1", "2"): "BBBB", ("1", "G"): "1111", ("1", "B"): "BBBB",
+    ("2", "1"): "BBBB", ("2", "2"): "2222", ("2", "G"): "2222", ("2", "B"): "BBBB",
+    ("G", "1"): "1111", ("G", "2"): "2222", ("G", "G"): "12GG", ("G", "B"): "BBBB",
+    ("B", "1"): "BBBB", ("B", "2"): "BBBB", ("B", "G"): "BBBB", ("B", "B"): "BBBB",
 }  # fmt: skip
+CONTENT_FIRST_GATED = {
+    # this package's earlier rule: both_bad on content OR paralinguistics gives both_bad; else
+    # the first winner in content > paralinguistics > voice quality; no winner: both_good
+    ("1", "1"): "1111", ("1", "2"): "1111", ("1", "G"): "1111", ("1", "B"): "BBBB",
+    ("2", "1"): "2222", ("2", "2"): "2222", ("2", "G"): "2222", ("2", "B"): "BBBB",
+    ("G", "1"): "1111", ("G", "2"): "2222", ("G", "G"): "12GG", ("G", "B"): "BBBB",
+    ("B", "1"): "BBBB", ("B", "2"): "BBBB", ("B", "G"): "BBBB", ("B", "B"): "BBBB",
+}  # fmt: skip
+TABLES = {
+    "content_first": CONTENT_FIRST,
+    "acceptability_cap": ACCEPTABILITY_CAP,
+    "content_first_gated": CONTENT_FIRST_GATED,
+}
 
 
-def expected_overall(table: dict, c: str, vq: str, p: str) -> str:
-    if "B" in (c, p):
-        return "both_bad"
-    return CODE[table[(c, p)]["12GB".index(vq)]]
-
-
-@pytest.mark.parametrize(
-    "policy,table",
-    [("content_first", CONTENT_FIRST), ("acceptability_cap", ACCEPTABILITY_CAP)],
-)
-def test_fusion_covers_every_combination_of_the_label_space(policy, table):
+@pytest.mark.parametrize("policy", sorted(TABLES))
+def test_fusion_covers_every_combination_of_the_label_space(policy):
+    table = TABLES[policy]
+    assert len(table) == 16
     combos = list(itertools.product("12GB", repeat=3))
     assert len(combos) == 64
     for c, vq, p in combos:
         got = fuse(CODE[c], CODE[vq], CODE[p], policy)
-        assert got == expected_overall(table, c, vq, p), (policy, c, vq, p)
+        assert got == CODE[table[(c, p)]["12GB".index(vq)]], (policy, c, vq, p)
 
 
-def test_policies_differ_only_on_conflicting_content_and_paralinguistics():
+def test_the_fixed_content_first_rule_differs_from_the_old_one_on_22_triples():
     differ = [
         combo
         for combo in itertools.product(LABELS, repeat=3)
-        if fuse(*combo, "content_first") != fuse(*combo, "acceptability_cap")
+        if fuse(*combo, "content_first") != fuse(*combo, "content_first_gated")
     ]
-    assert sorted({(c, p) for c, _, p in differ}) == [("1", "2"), ("2", "1")]
-    assert len(differ) == 8
+    assert len(differ) == 22  # the count the issue names
+    # the old rule let a both_bad content or paralinguistics veto a winner elsewhere
+    assert all("both_bad" in (c, p) for c, _, p in differ)
+    assert fuse("1", "both_good", "both_bad", "content_first") == "1"
+    assert fuse("1", "both_good", "both_bad", "content_first_gated") == "both_bad"
+
+
+def rating_min(*labels: str) -> str:
+    """Acceptability vectors (response 1 ok, response 2 ok), combined by element-wise min."""
+    vec = {"1": (1, 0), "2": (0, 1), "both_good": (1, 1), "both_bad": (0, 0)}
+    back = {v: k for k, v in vec.items()}
+    return back[tuple(min(vec[x][i] for x in labels) for i in range(2))]
+
+
+def test_acceptability_cap_equals_a_rating_min_derivation():
+    """An independent derivation: cap = min(content, paralinguistics); the first winner in
+    content > paralinguistics > voice quality (else content) is then capped."""
+    for c, vq, p in itertools.product(LABELS, repeat=3):
+        lead = next((x for x in (c, p, vq) if x in ("1", "2")), c)
+        assert fuse(c, vq, p, "acceptability_cap") == rating_min(lead, c, p), (c, vq, p)
+
+
+def test_missing_content_label_fuses_by_the_chosen_rule():
+    for policy in TABLES:
+        for vq, p in itertools.product(LABELS, repeat=2):
+            labels = {"voice_quality": vq, "paralinguistics": p}
+            assert fuse_labels(labels, policy) == "both_bad"
+            assert fuse_labels({**labels, "content": None}, policy, "both_bad") == "both_bad"
+            with pytest.raises(MissingContentLabel, match="missing dimension 'content'"):
+                fuse_labels(labels, policy, "exclude")
+    with pytest.raises(ValueError, match="dimension labels missing: voice_quality"):
+        fuse_labels({"content": "1", "paralinguistics": "1"}, "content_first")
+    with pytest.raises(ValueError, match="unknown missing-content rule 'skip'"):
+        fuse_labels({"content": "1"}, "content_first", "skip")  # type: ignore[arg-type]
 
 
 def test_labels_are_parsed_strictly():
@@ -230,7 +281,8 @@ def blueprint_record(transcript="hello there friend", ovrl=3.2, f0_std=2.5, rate
         "duration_s": 2.0,
         "content": {"transcript": transcript, "asr_avg_logprob": -0.3, "no_speech_prob": 0.01,
                     "relevance": rel},
-        "voice_quality": {"dnsmos_sig": 3.5, "dnsmos_bak": 4.0, "dnsmos_ovrl": ovrl},
+        "voice_quality": {"dnsmos_sig": 3.5, "dnsmos_bak": 4.0, "dnsmos_ovrl": ovrl,
+                          "dnsmos_p808": 3.3, "dnsmos_model": "DNSMOS P.835 test"},
         "paralinguistics": {
             "f0_median_hz": 120.0, "f0_std_st": f0_std, "f0_range_st": 3 * f0_std,
             "loudness_mean_db": -25.0, "loudness_std_db": 6.0, "loudness_range_db": 18.0,
@@ -341,7 +393,9 @@ def test_offline_trace_runs_end_to_end_and_reuses_the_feature_cache(demo):
             noisy = "1" if not a.clean else "2"
             assert p["voice_quality"] != noisy
     ev = evaluate(first.labels, list(gold.values()))
-    assert ev.n_evaluated == len(PAIRS) and ev.accuracy["content"] >= 5 / 6
+    assert ev.n_evaluated == len(PAIRS) and ev.accuracy["content"] >= 6 / 7
+    assert ev.missing_content == {"rule": "both_bad", "definition": MISSING_CONTENT["both_bad"],
+                                  "n": 0, "ids": [], "changed": []}  # fmt: skip
 
     cache = FeatureCache(root / "cache")
     second = run_trace(pairs, RuleJudge(), "acceptability_cap", cache=cache)
@@ -369,7 +423,8 @@ def test_unreadable_audio_and_bad_verdicts_are_counted_failures(demo, server):  
     assert "missing.wav" in run.failures["broken"] and "audio_1" in run.failures["broken"]
     assert "not valid JSON" in run.failures[pairs[1].id] and run.raw[pairs[1].id] == "not json"
     assert [p.id for p in run.labels] == [pairs[0].id, pairs[2].id]
-    assert run.labels[0]["overall"] == "both_bad"  # paralinguistics both_bad dominates
+    # content 1 wins although paralinguistics is both_bad (released content_first)
+    assert run.labels[0]["overall"] == "1"
     assert server.count("mixed") == 3  # no request for the pair whose audio failed
     assert "Response 1 blueprint" in server.requests[0]["messages"][1]["content"]
 
@@ -413,7 +468,7 @@ def test_cli_demo_says_what_it_wrote_and_its_next_commands_run(demo, tmp_path, m
     printed = capsys.readouterr().out
     assert f"{out / 'pairs.jsonl'}" in printed and "proxy labels" in printed
     n_clips = len(list((out / "audio").glob("*.wav")))
-    assert f"6 pairs ({n_clips} response clips in {out / 'audio'})" in printed
+    assert f"7 pairs ({n_clips} response clips in {out / 'audio'})" in printed
     commands = [
         line.strip() for line in printed.splitlines() if line.strip().startswith("speech-drame ")
     ]
@@ -439,3 +494,202 @@ def test_cli_evaluate_writes_strict_json_when_a_rate_is_undefined(tmp_path, caps
 
     saved = json.loads(out.read_text(), parse_constant=refuse)
     assert saved["winner_on_bad"] == {"rate": None, "hits": 0, "n": 0}
+
+
+# --- released conventions: demo gold, missing content, blueprint cues ----------------------
+
+
+def test_demo_gold_follows_the_released_content_first_rule(demo):
+    _, _, hcot = demo
+    gold = load_labels(hcot)
+    # by hand from the construction: pair2 (content both_bad, paralinguistics 1) and pair4
+    # (paralinguistics both_bad, voice quality 1) name winners now; pair6 is bad on both gates
+    assert [p["overall"] for p in gold] == ["1", "1", "1", "2", "1", "2", "both_bad"]
+    for p in gold:
+        dims = (p["content"], p["voice_quality"], p["paralinguistics"])
+        assert p["overall"] == fuse(*dims, "content_first")
+
+
+NO_CONTENT = {k: v for k, v in GOOD_ANSWER.items() if k != "content"}
+
+
+def test_a_verdict_without_content_follows_the_missing_content_rule(demo, server):  # noqa: F811
+    from speech_drame.protocols.trace.protocol import load_pairs, run_trace
+
+    root, manifest, _ = demo
+    pairs = load_pairs(manifest)[:2]
+    answers = [json.dumps(GOOD_ANSWER), json.dumps({**NO_CONTENT, "content": None})] * 2
+    server.routes["nocontent"] = lambda p, n: reply(chat_body(answers[n]))
+    judge = ChatTraceJudge(ChatClient(server.url, "nocontent", timeout=5.0, max_retries=0))
+    released = run_trace(pairs, judge, cache=root / "cache")
+    assert released.failures == {} and released.missing_content == [pairs[1].id]
+    assert dict(released.labels[1].labels) == {"voice_quality": "both_good",
+                                               "paralinguistics": "both_bad",
+                                               "overall": "both_bad"}  # fmt: skip
+    report = released.to_dict()
+    assert report["missing_content_rule"] == "both_bad" and report["n_missing_content"] == 1
+    assert report["missing_content_definition"] == MISSING_CONTENT["both_bad"]
+    assert "released SpeakBench" in report["policy_definition"]
+    excluded = run_trace(pairs, judge, cache=root / "cache", missing_content="exclude")
+    assert excluded.failures == {pairs[1].id: "missing dimension 'content'"}
+    assert [p.id for p in excluded.labels] == [pairs[0].id]
+    assert excluded.missing_content == [pairs[1].id]
+
+
+def test_evaluation_applies_the_missing_content_rule_by_hand():
+    dims = {"content": "1", "voice_quality": "1", "paralinguistics": "1"}
+    gold = [
+        PairLabels("p0", {**dims, "overall": "1"}),
+        PairLabels("p1", {**dims, "overall": "both_bad"}),
+        PairLabels("p2", {**dims, "overall": "2"}),
+        PairLabels("p3", {**dims, "overall": "both_good"}),
+    ]
+    pred = [
+        PairLabels("p0", {**dims, "overall": "1"}),
+        PairLabels("p1", {"voice_quality": "1", "paralinguistics": "1", "overall": "1"}),
+        PairLabels("p2", {"voice_quality": "2", "paralinguistics": "2", "overall": "both_bad"}),
+        PairLabels("p3", {"overall": "both_good"}),  # overall-only judge: not a missing label
+    ]
+    ev = evaluate(pred, gold)  # released: p1 becomes both_bad (right), p2 stays wrong
+    assert ev.n_evaluated == 4 and ev.accuracy["overall"] == 0.75
+    assert ev.missing_content["ids"] == ["p1", "p2"] and ev.missing_content["changed"] == ["p1"]
+    assert ev.counts["content"] == 1 and ev.confusion["both_bad"]["both_bad"] == 1
+    ev = evaluate(pred, gold, missing_content="exclude")
+    assert ev.n_evaluated == 2 and ev.accuracy["overall"] == 1.0 and ev.missing == []
+    assert ev.missing_content == {"rule": "exclude", "definition": MISSING_CONTENT["exclude"],
+                                  "n": 2, "ids": ["p1", "p2"]}  # fmt: skip
+
+
+def test_cli_states_the_conventions_it_used(demo, tmp_path, capsys):
+    from speech_drame.cli import main
+
+    root, manifest, hcot = demo
+    out = tmp_path / "labels.jsonl"
+    assert main(["trace", "run", str(manifest), "--feature-cache", str(root / "cache"),
+                 "--out", str(out), "--json-out", str(tmp_path / "run.json")]) == 0  # fmt: skip
+    printed = capsys.readouterr().out
+    assert "fusion content_first: released SpeakBench fusion" in printed
+    assert "missing content both_bad: released TRACE convention" in printed
+    assert "blueprint emotion: absent: no offline speech-emotion model" in printed
+    run = json.loads((tmp_path / "run.json").read_text())
+    assert "non-personalised" in run["blueprint_cues"]["dnsmos"]
+    assert "personalised model" in run["blueprint_cues"]["dnsmos"]
+    assert run["blueprint_cues"]["accent"].startswith("absent: ")
+    pred = [p for p in load_labels(out, require_dimensions=False) if p.id != "pair0"]
+    pred.append(PairLabels("pair0", {"voice_quality": "1", "paralinguistics": "1",
+                                     "overall": "1"}))  # fmt: skip
+    write_labels(pred, tmp_path / "edited.jsonl")
+    for rule, line in (("exclude", "1 prediction(s) excluded"),
+                       ("both_bad", "1 prediction(s) overall set to both_bad (1 changed)")):  # fmt: skip
+        assert main(["trace", "evaluate", str(tmp_path / "edited.jsonl"), "--hcot", str(hcot),
+                     "--missing-content", rule, "--json-out", str(tmp_path / f"{rule}.json")]) == 0  # fmt: skip
+        assert (
+            f"missing content: {rule} ({MISSING_CONTENT[rule]}); {line}" in capsys.readouterr().out
+        )
+        saved = json.loads((tmp_path / f"{rule}.json").read_text())
+        assert saved["missing_content"]["ids"] == ["pair0"]
+        assert saved["n_evaluated"] == (6 if rule == "exclude" else 7)
+
+
+def demo_blueprint(root, name="audio/q0-right-clean-lively.wav"):
+    from speech_drame.features.blueprint import extract_blueprint
+
+    return extract_blueprint(root / name, {"question": "hi"}, cache=root / "cache")
+
+
+def test_blueprint_names_its_dnsmos_model_the_absent_cues_and_the_30_s_cut(demo):
+    import dataclasses
+
+    from speech_drame.protocols.trace.blueprint import render_text, trace_blueprint
+
+    root, _, _ = demo
+    bp = demo_blueprint(root)
+    record = trace_blueprint(bp)
+    assert record["voice_quality"]["dnsmos_p808"] == round(bp.quality.p808, 2)
+    assert "non-personalised" in record["voice_quality"]["dnsmos_model"]
+    assert set(record["not_measured"]) == {"emotion", "accent"} and "audio_note" not in record
+    text = render_text(record)
+    assert "Not measured: emotion scores and accent scores" in text
+    assert "non-personalised" in text and "P.808" in text and "Note:" not in text
+    cut = dataclasses.replace(
+        bp, truncated=True, audio=dataclasses.replace(bp.audio, truncated=True,
+                                                      original_seconds=41.25),
+    )  # fmt: skip
+    note = trace_blueprint(cut)["audio_note"]
+    assert note.startswith("the response lasts 41.2 s") and "first 30 s" in note
+    assert f"Note: {note}" in render_text(trace_blueprint(cut))
+
+
+EMOTIONS = {0: "angry", 1: "happy", 2: "neutral"}
+
+
+def tiny_emotion_model(folder, sampling_rate=8000, id2label=EMOTIONS):
+    """A random 1-layer wav2vec2 audio classifier saved to ``folder`` (no download)."""
+    import torch
+    from transformers import (
+        Wav2Vec2Config,
+        Wav2Vec2FeatureExtractor,
+        Wav2Vec2ForSequenceClassification,
+    )
+
+    torch.manual_seed(0)
+    config = Wav2Vec2Config(
+        hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
+        conv_dim=(8, 8), conv_kernel=(10, 3), conv_stride=(5, 2), num_conv_pos_embeddings=8,
+        num_conv_pos_embedding_groups=2, classifier_proj_size=8, num_labels=len(id2label),
+        id2label=id2label, label2id={v: k for k, v in id2label.items()},
+    )  # fmt: skip
+    Wav2Vec2ForSequenceClassification(config).save_pretrained(folder)
+    Wav2Vec2FeatureExtractor(sampling_rate=sampling_rate, do_normalize=True).save_pretrained(folder)
+    return folder
+
+
+def test_emotion_model_plug_in_adds_scores_to_the_blueprint(demo, tmp_path):
+    import torch
+    from scipy.signal import resample_poly
+    from transformers import Wav2Vec2ForSequenceClassification
+
+    from speech_drame.audio import load_audio
+    from speech_drame.protocols.trace.affect import AudioClassifier
+    from speech_drame.protocols.trace.blueprint import render_text
+    from speech_drame.protocols.trace.protocol import load_pairs, pair_blueprints
+
+    root, manifest, _ = demo
+    folder = tiny_emotion_model(tmp_path / "emo")
+    clf = AudioClassifier.from_folder(folder, "emotion")
+    clip = root / "audio/q0-right-clean-lively.wav"
+    scores = clf.scores(load_audio(clip))
+    # reference: resample 16 -> 8 kHz, normalise, forward, softmax, all written out here
+    x = resample_poly(load_audio(clip).samples, 1, 2)
+    x = (x - x.mean()) / np.sqrt(x.var() + 1e-7)
+    model = Wav2Vec2ForSequenceClassification.from_pretrained(folder).eval()
+    with torch.no_grad():
+        logits = model(torch.tensor(x, dtype=torch.float32)[None]).logits[0].double()
+    expected = torch.softmax(logits, -1).numpy()
+    assert list(scores) == ["angry", "happy", "neutral"]
+    assert np.allclose(list(scores.values()), expected, atol=1e-5)
+
+    cache = FeatureCache(root / "cache")
+    pairs = load_pairs(manifest)[:1]
+    records, errors = pair_blueprints(pairs, cache, classifiers=[clf])
+    assert errors == {}
+    record = records[(pairs[0].audio_1, pairs[0].instruction)]
+    emotion = record["paralinguistics"]["emotion"]
+    assert emotion["model"] == str(folder) and sum(emotion["scores"].values()) == pytest.approx(
+        1.0, abs=0.01
+    )
+    assert list(record["not_measured"]) == ["accent"]
+    assert "emotion scores (emo): " in render_text(record)
+    clf.scores = None  # a second run must read the scores from the cache
+    again, _ = pair_blueprints(pairs, cache, classifiers=[clf])
+    assert again == records
+
+
+def test_emotion_model_folder_errors_name_the_folder(tmp_path):
+    from speech_drame.protocols.trace.affect import AudioClassifier
+
+    with pytest.raises(FileNotFoundError, match="nowhere: no config.json"):
+        AudioClassifier.from_folder(tmp_path / "nowhere", "emotion")
+    folder = tiny_emotion_model(tmp_path / "unnamed", id2label={0: "LABEL_0", 1: "LABEL_1"})
+    with pytest.raises(ValueError, match="unnamed: the model's id2label must name each"):
+        AudioClassifier.from_folder(folder, "emotion")

@@ -4,6 +4,10 @@ Relative audio paths in a pair CSV (or a ``--list`` file) are relative to that f
 so the commands work from any current folder; ``demo-pairs`` writes them that way. A clip that
 cannot be read is reported and the rest goes on: ``score`` scores the other files, ``train``
 and ``baseline`` leave out the pairs of that clip; the exit status is then 1.
+
+``train --config`` takes a preset name or YAML file (default ``released``, the AnimeScore
+release's settings); single options override it and the model folder records both.
+``--pair-convention`` (default ``released``) is stated in every printed and saved result.
 """
 
 from __future__ import annotations
@@ -18,13 +22,13 @@ from ..atomic_io import write_json, write_text
 from .options import add_feature_cache_options, feature_cache
 
 
-def _pairs(csv_path: str, audio_root: str | None):
+def _pairs(csv_path: str, args: argparse.Namespace):
     from ..protocols.animescore.pairs import load_pairs
 
-    pairs = load_pairs(csv_path, audio_root)
+    pairs = load_pairs(csv_path, args.audio_root, args.pair_convention)
     print(
         f"{csv_path}: {pairs.n_judgements} judgement(s) -> {len(pairs.pairs)} pair(s), "
-        f"{len(pairs.ties)} tie(s) excluded",
+        f"{len(pairs.ties)} tie(s) excluded (pair convention {pairs.convention})",
         file=sys.stderr,
     )
     return pairs
@@ -33,8 +37,29 @@ def _pairs(csv_path: str, audio_root: str | None):
 def _metrics_line(name: str, m: dict) -> str:
     return (
         f"{name}: {m['count']} pairs, accuracy {m['accuracy']:.4f}, NLL {m['nll']:.4f}, "
-        f"ROC-AUC {m['roc_auc']:.4f}"
+        f"ROC-AUC {m['roc_auc']:.4f} (pair convention {m['pair_convention']})"
     )
+
+
+def _convention_line(name: str) -> str:
+    from ..protocols.animescore.config import PAIR_CONVENTIONS
+
+    return f"pair convention {name}: {PAIR_CONVENTIONS[name]}"
+
+
+# `train` options that override a setting of the --config file: option dest -> config field
+OVERRIDES = {
+    "lstm_hidden": "lstm_hidden",
+    "mlp_hidden": "mlp_hidden",
+    "layer_norm": "layer_norm",
+    "frame_standardise": "frame_standardise",
+    "learning_rate": "learning_rate",
+    "batch_pairs": "batch_pairs",
+    "epochs": "max_epochs",
+    "patience": "patience",
+    "val_fraction": "val_fraction",
+    "seed": "seed",
+}
 
 
 def _report_unreadable(what: str, unreadable: dict[str, str], left_out: int) -> int:
@@ -50,40 +75,56 @@ def _report_unreadable(what: str, unreadable: dict[str, str], left_out: int) -> 
 
 
 def _train(args: argparse.Namespace) -> int:
-    from ..protocols.animescore.encoders import WHISPER, build_encoder
-    from ..protocols.animescore.ranker import RankerConfig, train_ranker
+    from dataclasses import replace
 
-    config = RankerConfig(
-        lstm_hidden=args.lstm_hidden,
-        mlp_hidden=args.mlp_hidden,
-        learning_rate=args.learning_rate,
-        batch_pairs=args.batch_pairs,
-        max_epochs=args.epochs,
-        patience=args.patience,
-        val_fraction=args.val_fraction,
-        seed=args.seed,
-    )
+    from ..protocols.animescore.config import load_config
+    from ..protocols.animescore.encoders import WHISPER, build_encoder
+    from ..protocols.animescore.ranker import train_ranker
+
+    overrides = {
+        field: getattr(args, dest)
+        for dest, field in OVERRIDES.items()
+        if getattr(args, dest) is not None
+    }
+    config = replace(load_config(args.config), **overrides)
+    if (
+        args.val_pairs
+        and args.test_pairs
+        and Path(args.val_pairs).resolve() == Path(args.test_pairs).resolve()
+    ):
+        raise ValueError(
+            f"--val-pairs and --test-pairs are the same file ({args.test_pairs}): the test pairs "
+            "would choose the epoch; hold out validation pairs from the training data instead"
+        )
     if args.encoder == WHISPER:
         encoder = build_encoder({"kind": "whisper"})
     else:
         encoder = build_encoder({"kind": "hf", "name": args.encoder, "layer": args.layer})
-    pairs = _pairs(args.pairs, args.audio_root)
+    pairs = _pairs(args.pairs, args)
+    val_pairs = _pairs(args.val_pairs, args) if args.val_pairs else None
     log = None if args.quiet else (lambda line: print(line, file=sys.stderr))
-    ranker = train_ranker(pairs, encoder, config, feature_cache(args), log, not args.quiet)
+    ranker = train_ranker(
+        pairs, encoder, config, feature_cache(args), log, not args.quiet, val_pairs
+    )
     s = ranker.summary
+    s["config_source"], s["config_overrides"] = args.config, overrides
     problems = _report_unreadable("train", s["unreadable"], s["pairs_left_out"])
     out = ranker.save(args.out)
     metrics = {}
     for name, csv_path in (("test", args.test_pairs), ("ood", args.ood_pairs)):
         if csv_path:
-            eval_pairs = _pairs(csv_path, args.audio_root)
+            eval_pairs = _pairs(csv_path, args)
             m = metrics[name] = ranker.evaluate(eval_pairs, feature_cache(args), not args.quiet)
             print(_metrics_line(name, m))
             problems += _report_unreadable(name, m["unreadable"], m["pairs_left_out"])
     write_json(out / "metrics.json", metrics)
+    changed = ", ".join(f"{k}={v}" for k, v in overrides.items()) or "none"
+    print(f"config {config.name} ({args.config}; overridden: {changed})")
+    print(_convention_line(pairs.convention))
     print(
         f"saved {out} (best epoch {s['best_epoch']} of {s['epochs_run']}, "
-        f"val NLL {s['best_val_nll']:.4f}, {s['train_pairs']} train / {s['val_pairs']} val pairs)"
+        f"val NLL {s['best_val_nll']:.4f}, {s['train_pairs']} train / {s['val_pairs']} val pairs; "
+        f"epoch chosen by {s['selection']})"
     )
     return 1 if problems else 0
 
@@ -124,10 +165,9 @@ def _score(args: argparse.Namespace) -> int:
 def _baseline(args: argparse.Namespace) -> int:
     from ..protocols.animescore.baseline import run_baseline
 
-    result = run_baseline(
-        _pairs(args.pairs, args.audio_root), feature_cache(args), args.folds, args.seed
-    )
+    result = run_baseline(_pairs(args.pairs, args), feature_cache(args), args.folds, args.seed)
     print(_metrics_line(f"baseline ({args.folds}-fold CV)", result))
+    print(_convention_line(result["pair_convention"]))
     top = ", ".join(f"{k} {v:+.3f}" for k, v in list(result["coefficients"].items())[:4])
     print(f"largest standardised coefficients: {top}")
     if args.json_out:
@@ -162,7 +202,9 @@ def _common(sub: argparse.ArgumentParser) -> None:
     sub.set_defaults(func=run)
 
 
-def _pair_args(sub: argparse.ArgumentParser) -> None:
+def _pair_args(sub: argparse.ArgumentParser, seed: int | None = 0) -> None:
+    from ..protocols.animescore.config import DEFAULT_PAIR_CONVENTION, PAIR_CONVENTIONS
+
     sub.add_argument(
         "--pairs",
         required=True,
@@ -174,31 +216,85 @@ def _pair_args(sub: argparse.ArgumentParser) -> None:
         help="resolve the CSVs' relative audio paths against this folder instead of each "
         "CSV's own folder",
     )
-    sub.add_argument("--seed", type=int, default=0, help="seed")
+    sub.add_argument(
+        "--pair-convention",
+        choices=sorted(PAIR_CONVENTIONS),
+        default=DEFAULT_PAIR_CONVENTION,
+        help="how pair CSVs are read and accuracy is counted: released = every row its own "
+        "pair, a score difference of 0 predicts B (the AnimeScore release); majority = repeated "
+        "judgements of two clips merged by majority vote, 1-1 ties left out, 0 counts half",
+    )
+    sub.add_argument(
+        "--seed",
+        type=int,
+        default=seed,
+        help="seed" if seed is not None else "seed (default: the config's)",
+    )
 
 
 def register(subparsers) -> None:
+    from ..protocols.animescore.config import DEFAULT_CONFIG, PRESETS
+
     parser = subparsers.add_parser("animescore", help=__doc__.split("\n", 1)[0].split(": ", 1)[1])
     actions = parser.add_subparsers(dest="animescore_action", required=True, metavar="ACTION")
 
     train = actions.add_parser("train", help="train the BiLSTM ranker on preference pairs")
-    _pair_args(train)
+    _pair_args(train, seed=None)
     train.add_argument("--out", required=True, help="folder for model.safetensors + config.json")
+    train.add_argument(
+        "--config",
+        default=DEFAULT_CONFIG,
+        help="ranker settings: a YAML file (configs/animescore_released.yaml, "
+        "configs/animescore_compact.yaml) or a preset name: released (the AnimeScore release's "
+        "head and optimiser) or compact (this package's earlier small head); the options "
+        "below override single settings",
+    )
     train.add_argument(
         "--encoder",
         default="whisper-base",
         help="whisper-base (offline default: the multilingual Whisper base encoder of the ASR) or a transformers SSL model name/folder",
     )
     train.add_argument("--layer", type=int, default=-1, help="hidden layer of an SSL encoder")
+    train.add_argument(
+        "--val-pairs",
+        help="pair CSV that chooses the epoch (lowest NLL); default: a seeded share "
+        "(--val-fraction) of the training pairs. Never pass the test pairs here",
+    )
     train.add_argument("--test-pairs", help="pair CSV evaluated after training")
     train.add_argument("--ood-pairs", help="out-of-distribution pair CSV evaluated after training")
-    train.add_argument("--epochs", type=int, default=30, help="maximum epochs")
-    train.add_argument("--patience", type=int, default=5, help="early-stopping patience")
-    train.add_argument("--batch-pairs", type=int, default=16, help="pairs per step")
-    train.add_argument("--learning-rate", type=float, default=1e-3)
-    train.add_argument("--lstm-hidden", type=int, default=64)
-    train.add_argument("--mlp-hidden", type=int, default=64)
-    train.add_argument("--val-fraction", type=float, default=0.15)
+
+    def setting(field: str) -> str:
+        values = ", ".join(f"{n} {getattr(c, field)}" for n, c in PRESETS.items())
+        return f"(default: the config's; {values})"
+
+    train.add_argument("--epochs", type=int, help="maximum epochs " + setting("max_epochs"))
+    train.add_argument(
+        "--patience",
+        type=int,
+        help="stop after this many epochs without a better validation NLL, 0 = never "
+        + setting("patience"),
+    )
+    train.add_argument("--batch-pairs", type=int, help="pairs per step " + setting("batch_pairs"))
+    train.add_argument("--learning-rate", type=float, help=setting("learning_rate"))
+    train.add_argument("--lstm-hidden", type=int, help=setting("lstm_hidden"))
+    train.add_argument("--mlp-hidden", type=int, help=setting("mlp_hidden"))
+    train.add_argument(
+        "--layer-norm",
+        action=argparse.BooleanOptionalAction,
+        help="LayerNorm and dropout before the MLP " + setting("layer_norm"),
+    )
+    train.add_argument(
+        "--frame-standardise",
+        action=argparse.BooleanOptionalAction,
+        help="standardise encoder frames with the training clips' statistics "
+        + setting("frame_standardise"),
+    )
+    train.add_argument(
+        "--val-fraction",
+        type=float,
+        help="share of the training pairs that chooses the epoch when --val-pairs is not given "
+        + setting("val_fraction"),
+    )
     train.add_argument("--quiet", action="store_true", help="no progress bars or per-epoch lines")
     _common(train)
     train.set_defaults(action=_train)

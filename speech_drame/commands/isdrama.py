@@ -60,8 +60,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         embedder = None
         if args.spatial_embedder:
-            if args.spatial_rate is None:
-                raise ValueError("--spatial-rate is required with --spatial-embedder")
             embedder = load_spatial_embedder(
                 args.spatial_embedder,
                 args.spatial_checkpoint,
@@ -77,14 +75,30 @@ def run(args: argparse.Namespace) -> int:
         result = score_dramas(
             entries,
             embedder=embedder,
+            spatial_metric=args.spatial_metric,
+            length_policy=args.length_policy,
             length_tolerance=args.length_tolerance,
             floor_db=args.floor_db,
+            embedding_cosine=args.embedding_cosine,
         )
     for path in write_results(result, args.out):
         print(f"wrote {path}")
+    _print_conventions(result.settings)
     for name, value in result.means.items():
-        print(f"{name:>18s}  {value:.4f}")
+        print(f"{name:>18s}  {value:.6g}")
     return 0
+
+
+def _print_conventions(settings: dict) -> None:
+    """The conventions behind the numbers, as recorded in the report's settings."""
+    if "asr_model" in settings:
+        languages = ", ".join(settings["asr_languages"])
+        print(f"CER recogniser: {settings['asr_model']} (transcribes {languages})")
+    for key in ("spatial_metric", "length_policy", "embedding_cosine"):
+        if key in settings:
+            print(f"{key} = {settings[key]}: {settings[key + '_definition']}")
+    if settings.get("length_policy") == "truncate":
+        print(f"cut from the longer files: {settings['length_cut_total_s']:.3f} s in total")
 
 
 def register(subparsers) -> None:
@@ -92,7 +106,7 @@ def register(subparsers) -> None:
     protocols = parser.add_subparsers(dest="protocol", required=True, metavar="PROTOCOL")
     helps = {
         "single": "sentence items: CER (multilingual Whisper), SIM (resemblyzer), FFE (pyworld)",
-        "drama": "concatenated binaural dramas: IPD/ILD MAE, GCC-PHAT direction, ANG/DIS cos",
+        "drama": "concatenated binaural dramas: IPD/ILD, GCC-PHAT direction, ANG/DIS cos",
     }
     for name, text in helps.items():
         sub = protocols.add_parser(name, help=text, description=text)
@@ -124,18 +138,48 @@ def register(subparsers) -> None:
             )
         if name == "drama":
             sub.add_argument(
+                "--spatial-metric",
+                choices=("official", "wrapped-band"),
+                default="official",
+                help="IPD/ILD: 'official' = the released evaluator's figure (32 kHz, hop 320, "
+                "per-bin R-L phase and level, 128 mel weights, MAE / frames x 100); "
+                "'wrapped-band' = wrapped mel-band phase (rad) and level (dB) MAE at 48 kHz",
+            )
+            sub.add_argument(
+                "--length-policy",
+                choices=("error", "truncate"),
+                default="error",
+                help="durations differing by more than --length-tolerance: 'error', or "
+                "'truncate' the longer file as the released evaluator does (the report lists "
+                "the seconds cut)",
+            )
+            sub.add_argument(
                 "--floor-db",
                 type=float,
-                help="IPD/ILD only on mel bands within this many dB of the reference peak "
-                "(default: all bands, as in the paper)",
+                help="wrapped-band only: IPD/ILD on mel bands within this many dB of the "
+                "reference peak (default: all bands)",
             )
             sub.add_argument(
                 "--spatial-embedder", help="'package.module:function' building the torch module"
             )
             sub.add_argument("--spatial-checkpoint", help="state dict for that module")
-            sub.add_argument("--spatial-rate", type=int, help="sample rate the embedder expects")
+            sub.add_argument(
+                "--spatial-rate",
+                type=int,
+                default=32_000,
+                help="sample rate the embedder expects (SPATIAL-AST: 32000)",
+            )
             sub.add_argument(
                 "--spatial-window",
                 type=float,
-                help="embed fixed-length windows of this many seconds and average them",
+                help="embed fixed-length windows of this many seconds, one matrix row each "
+                "(default: the whole drama at once)",
+            )
+            sub.add_argument(
+                "--embedding-cosine",
+                choices=("wrap-above-pi", "plain"),
+                default="wrap-above-pi",
+                help="ANG/DIS cosine of the flattened per-window outputs: 'wrap-above-pi' "
+                "wraps both to (-pi, pi] when a reference value exceeds pi, as released; "
+                "'plain' never wraps",
             )

@@ -96,9 +96,10 @@ def add_label_policy_option(group: Any, where: str) -> None:
     )
 
 
-def add_judge_options(parser: argparse.ArgumentParser) -> None:
+def add_judge_options(parser: argparse.ArgumentParser, failed_as: bool = True) -> None:
     """How a chat judge asks and counts (rubric, JSON runs or logprobs, few-shot exemplars and
-    their gold labels, unusable answers)."""
+    their gold labels, unusable answers; ``failed_as=False`` for a command whose own
+    ``--failed-as`` decides)."""
     group = parser.add_argument_group("chat judge")
     group.add_argument(
         "--rubric",
@@ -128,14 +129,15 @@ def add_judge_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--exemplar-seed", type=int, default=0, help="seed of the exemplar draws")
     add_label_policy_option(group, "in the exemplars' gold answers")
-    group.add_argument(
-        "--failed-as",
-        choices=("skip", "1"),
-        default="skip",
-        help="skip: an unusable answer is a counted failure with no score; 1: an unusable answer, "
-        "or a key missing from one, counts as 1 (the official scoring of the paper's zero/few-"
-        "shot tables)",
-    )
+    if failed_as:
+        group.add_argument(
+            "--failed-as",
+            choices=("skip", "1"),
+            default="skip",
+            help="skip: an unusable answer is a counted failure with no score; 1: an unusable "
+            "answer, or a key missing from one, counts as 1 (the official scoring of the paper's "
+            "zero/few-shot tables)",
+        )
 
 
 def _rubric_text(value: str | None) -> str | None:

@@ -24,10 +24,17 @@ RULES = "rules"  # --scorer: the blueprint rule scorer (no trained model)
 
 
 def _table(report: dict, baseline: str) -> str:
+    judge, failed_as = report["judge"], report["failed_as"]
     rows = [("all", report["overall"])] + sorted(report["by_task"].items())
+    rows += [(f"  {d}", g) for d, g in sorted(report["by_dimension"].items())]
     systems = sorted({c for _, g in rows if g for c in g["candidates"]})
-    head = f"{'task':<24s}" + "".join(f"{s:>14s}" for s in [baseline, *systems])
-    lines = [head]
+    head = f"{'task / dimension':<24s}" + "".join(f"{s:>14s}" for s in [baseline, *systems])
+    lines = [
+        f"judge: {judge['description']}",
+        f"verdict unit: {report['verdict_unit']}",
+        f"--failed-as {failed_as['value']}: {failed_as['definition']}",
+        head,
+    ]
     for name, group in rows:
         if not group:
             continue
@@ -36,8 +43,11 @@ def _table(report: dict, baseline: str) -> str:
         cells = [f"{v:>14.1f}" if math.isfinite(v) else f"{'n/a':>14s}" for v in values]
         lines.append(f"{name:<24s}" + "".join(cells))
     bias = report["position_bias"]
+    failed = {c: s["failures"] for c, s in report["overall"].get("candidates", {}).items()}
     lines.append(
-        f"failures: {report['n_failures']}/{report['n_judgments']}; first-played wins "
+        f"failures: {report['n_failures']}/{report['n_judgments']} comparisons, "
+        f"{report['n_failed_units']}/{report['n_units']} verdict units "
+        f"({', '.join(f'{c} {n}' for c, n in failed.items())}); first-played wins "
         f"{bias['first_wins']} of {bias['first_wins'] + bias['second_wins']} decisive verdicts"
     )
     if "human_agreement" in report:
@@ -75,7 +85,9 @@ def offline_scorer(args: argparse.Namespace):
 
     if args.scorer == RULES:
         return rule_aspect_scores
-    scorer = scorer_from_args(args, "archetype", on_retry=_say)
+    # a response the scorer cannot score fails its verdicts, which then count by --failed-as
+    scorer = scorer_from_args(argparse.Namespace(**{**vars(args), "failed_as": "skip"}),
+                              "archetype", on_retry=_say)  # fmt: skip
     _say(f"scorer: {scorer.description} [{scorer.id}]")
     return scorer
 
@@ -90,7 +102,12 @@ def _run_protocol(args: argparse.Namespace) -> int:
     if args.judge == "chat":
         if args.scorer != RULES:
             raise ValueError("--scorer is the offline comparator's: use it with --judge offline")
-        judge = ChatPairJudge(chat_client(args, on_retry=_say), temperature=args.temperature)
+        judge = ChatPairJudge(
+            chat_client(args, on_retry=_say),
+            temperature=args.temperature,
+            max_tokens=args.max_tokens,
+            query_audio=args.query_audio,
+        )
     else:
         judge = OfflineComparator(offline_scorer(args), margin=args.margin)
     result = run_paraling(
@@ -102,6 +119,7 @@ def _run_protocol(args: argparse.Namespace) -> int:
         seed=args.seed,
         cache=feature_cache(args),
         human=human,
+        failed_as=args.failed_as,
     )
     if args.json_out:
         written = result.write(args.json_out)  # first: nothing printed below can lose the run
@@ -117,6 +135,7 @@ def _run_protocol(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
+    from ..protocols.paraling.scoring import FAILED_AS
     from ..scorers.specs import SPEC_HELP
 
     parser = subparsers.add_parser("paraling", help=__doc__.split(": ", 1)[1])
@@ -139,12 +158,18 @@ def register(subparsers) -> None:
         "--judge",
         choices=("offline", "chat"),
         default="offline",
-        help="offline: the comparator rates both responses with --scorer; chat: an audio LLM "
-        "hears both (--endpoint, --model)",
+        help="offline: a stand-in comparator rates both responses with --scorer (not the "
+        "released audio-LLM judge); chat: an audio LLM hears both (--endpoint, --model)",
     )
     run_.add_argument("--seed", type=int, default=0, help="seed of the play order (recorded)")
     run_.add_argument(
         "--margin", type=float, default=0.25, help="offline: rating-sum difference that is a tie"
+    )
+    run_.add_argument(
+        "--query-audio",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="chat: send the spoken query too (default: the query as text only, as released)",
     )
     run_.add_argument("--human", help="JSON {system: human score} to rank-correlate with")
     run_.add_argument(
@@ -163,7 +188,14 @@ def register(subparsers) -> None:
     )
     add_scorer_settings(group)
     add_feature_cache_options(run_)
-    add_chat_options(run_)
-    add_judge_options(run_)
+    add_chat_options(run_, temperature=1.0)  # the released judge samples at 1.0
+    add_judge_options(run_, failed_as=False)  # this command's --failed-as counts verdict units
+    run_.add_argument(
+        "--failed-as",
+        choices=tuple(FAILED_AS),
+        default="loss",
+        help="how a failed verdict unit counts: "
+        + "; ".join(f"{k}: {v}" for k, v in FAILED_AS.items()),
+    )
     for sub in (build, demo, run_):
         sub.set_defaults(func=run)

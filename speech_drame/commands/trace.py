@@ -15,7 +15,16 @@ def _say(line: str) -> None:
 
 
 def _summary(ev) -> str:
-    lines = [f"pairs evaluated: {ev.n_evaluated}/{ev.n_gold} (missing: {len(ev.missing)})"]
+    m = ev.missing_content
+    effect = (
+        "excluded"
+        if m["rule"] == "exclude"
+        else f"overall set to both_bad ({len(m['changed'])} changed)"
+    )
+    lines = [
+        f"pairs evaluated: {ev.n_evaluated}/{ev.n_gold} (missing: {len(ev.missing)})",
+        f"missing content: {m['rule']} ({m['definition']}); {m['n']} prediction(s) {effect}",
+    ]
     for name, acc in ev.accuracy.items():
         lines.append(f"{name:<16s} accuracy {acc:.3f}  kappa {ev.kappa[name]:.3f}")
     lines.append(
@@ -53,7 +62,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     predictions = hcot.load_labels(args.predictions, require_dimensions=False)
     gold = hcot.load_labels(args.hcot)
     other = hcot.load_labels(args.other, require_dimensions=False) if args.other else None
-    ev = hcot.evaluate(predictions, gold, other)
+    ev = hcot.evaluate(predictions, gold, other, args.missing_content)
     out = ev.to_dict()
     if args.reconstruct:
         out["reconstruction"] = hcot.reconstruct_overall(gold)
@@ -73,18 +82,40 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _run_trace(args: argparse.Namespace) -> int:
+    from ..protocols.trace.affect import AudioClassifier
     from ..protocols.trace.hcot import write_labels
     from ..protocols.trace.judges import ChatTraceJudge, RuleJudge
+    from ..protocols.trace.labels import MISSING_CONTENT, POLICY_DEFINITIONS
     from ..protocols.trace.protocol import load_pairs, run_trace
 
     pairs = load_pairs(args.pairs)
+    classifiers = [
+        AudioClassifier.from_folder(folder, kind)
+        for kind, folder in (("emotion", args.emotion_model), ("accent", args.accent_model))
+        if folder
+    ]
     judge = (
         ChatTraceJudge(chat_client(args, on_retry=_say), temperature=args.temperature)
         if args.judge == "chat"
         else RuleJudge()
     )
-    result = run_trace(pairs, judge, args.policy, cache=feature_cache(args))
+    result = run_trace(
+        pairs,
+        judge,
+        args.policy,
+        cache=feature_cache(args),
+        missing_content=args.missing_content,
+        classifiers=classifiers,
+    )
     print(f"wrote {write_labels(result.labels, args.out)}: {len(result.labels)} pairs labelled")
+    print(f"fusion {args.policy}: {POLICY_DEFINITIONS[args.policy]}")
+    effect = "labelled both_bad" if args.missing_content == "both_bad" else "left out as failures"
+    print(
+        f"missing content {args.missing_content}: {MISSING_CONTENT[args.missing_content]} "
+        f"({len(result.missing_content)} pair(s) without a content decision {effect})"
+    )
+    for kind, source in result.cues.items():
+        print(f"blueprint {kind}: {source}")
     for pid, reason in result.failures.items():
         print(f"failed {pid}: {reason}", file=sys.stderr)
     if args.json_out:
@@ -93,6 +124,8 @@ def _run_trace(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
+    from ..protocols.trace.labels import MISSING_CONTENT, POLICIES
+
     parser = subparsers.add_parser("trace", help=__doc__.split(": ", 1)[1])
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     demo = actions.add_parser("demo", help="write the demo pairs and their proxy HCoT labels")
@@ -102,7 +135,23 @@ def register(subparsers) -> None:
     run_.add_argument("pairs", help="JSONL of id, instruction, audio_1, audio_2")
     run_.add_argument("--judge", choices=("rule", "chat"), default="rule")
     run_.add_argument(
-        "--policy", choices=("content_first", "acceptability_cap"), default="content_first"
+        "--policy",
+        choices=POLICIES,
+        default="content_first",
+        help="fusion of the dimension labels: content_first and acceptability_cap are the "
+        "released SpeakBench and S2S-Arena rules; content_first_gated is this package's "
+        "earlier rule (both_bad content or paralinguistics gives both_bad)",
+    )
+    run_.add_argument(
+        "--emotion-model",
+        metavar="FOLDER",
+        help="local transformers audio-classification model with emotion classes (id2label); "
+        "without it the blueprint says emotion scores were not measured",
+    )
+    run_.add_argument(
+        "--accent-model",
+        metavar="FOLDER",
+        help="local transformers audio-classification model with accent classes (id2label)",
     )
     run_.add_argument("--out", required=True, help="predicted labels (HCoT JSONL format)")
     run_.add_argument(
@@ -123,5 +172,13 @@ def register(subparsers) -> None:
     ev.add_argument(
         "--json", action="store_true", help="print every number as JSON instead of a summary"
     )
+    for sub in (run_, ev):
+        sub.add_argument(
+            "--missing-content",
+            choices=tuple(MISSING_CONTENT),
+            default="both_bad",
+            help="a pair whose content label is missing: both_bad overall (released TRACE) or "
+            "exclude it as a failure (this package's earlier behaviour)",
+        )
     for sub in (demo, run_, ev):
         sub.set_defaults(func=run)

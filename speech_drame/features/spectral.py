@@ -36,13 +36,20 @@ def mel_to_hz(mel: np.ndarray) -> np.ndarray:
 
 
 @lru_cache(maxsize=8)
-def mel_filterbank(sample_rate: int, n_fft: int, n_mels: int) -> np.ndarray:
-    """Triangular Slaney-normalised filters, shape ``(n_mels, n_fft // 2 + 1)``, float32."""
+def mel_filterbank(
+    sample_rate: int,
+    n_fft: int,
+    n_mels: int,
+    fmin: float = 0.0,
+    fmax: float | None = None,
+    dtype: type = np.float32,
+) -> np.ndarray:
+    """Triangular Slaney-normalised filters between ``fmin`` and ``fmax`` Hz (default: Nyquist),
+    shape ``(n_mels, n_fft // 2 + 1)``, as ``librosa.filters.mel`` builds them."""
+    fmax = sample_rate / 2 if fmax is None else fmax
     fft_freqs = np.fft.rfftfreq(n_fft, d=1.0 / sample_rate)
     mel_f = mel_to_hz(
-        np.linspace(
-            hz_to_mel(np.array([0.0]))[0], hz_to_mel(np.array([sample_rate / 2]))[0], n_mels + 2
-        )
+        np.linspace(hz_to_mel(np.array([fmin]))[0], hz_to_mel(np.array([fmax]))[0], n_mels + 2)
     )
     fdiff = np.diff(mel_f)
     ramps = np.subtract.outer(mel_f, fft_freqs)
@@ -52,7 +59,7 @@ def mel_filterbank(sample_rate: int, n_fft: int, n_mels: int) -> np.ndarray:
         upper = ramps[i + 2] / fdiff[i + 1]
         weights[i] = np.maximum(0, np.minimum(lower, upper))
     weights *= (2.0 / (mel_f[2 : n_mels + 2] - mel_f[:n_mels]))[:, None]
-    return weights.astype(np.float32)
+    return weights.astype(dtype)
 
 
 @lru_cache(maxsize=8)

@@ -4,7 +4,8 @@ Each clip is described by pause ratio (silero VAD), syllable rate, F0 level and 
 (pyworld), F1-F3 (LPC) and energy level and spread; a pair is the difference of its two clips'
 vectors. The model is scaled logistic regression without intercept, so swapping A and B flips
 the predicted probability. It is evaluated by 5-fold cross-validation over pairs, with the
-out-of-fold score differences pooled into :func:`speech_drame.metrics.pairwise_preference`.
+out-of-fold score differences pooled into :func:`.pairs.pair_metrics` under the pair set's
+convention (:data:`.config.PAIR_CONVENTIONS`).
 Pairs with an unreadable clip are left out and reported (``unreadable``, ``pairs_left_out``).
 """
 
@@ -20,8 +21,12 @@ from speech_drame.audio import SCORED_SECONDS, load_audio
 from speech_drame.features import formants, prosody, vad
 from speech_drame.features.blueprint import CacheArg, resolve_cache
 from speech_drame.features.cache import FeatureCache, audio_key
-from speech_drame.metrics import pairwise_preference
-from speech_drame.protocols.animescore.pairs import PairSet, per_clip
+from speech_drame.protocols.animescore.pairs import (
+    DEFAULT_PAIR_CONVENTION,
+    PairSet,
+    pair_metrics,
+    per_clip,
+)
 
 FEATURES = (
     "pause_ratio",
@@ -83,9 +88,15 @@ def baseline_model(c: float = 1.0) -> Any:
 
 
 def cross_validate(
-    x: np.ndarray, y: np.ndarray, folds: int = 5, seed: int = 0, c: float = 1.0
+    x: np.ndarray,
+    y: np.ndarray,
+    folds: int = 5,
+    seed: int = 0,
+    c: float = 1.0,
+    convention: str = DEFAULT_PAIR_CONVENTION,
 ) -> dict[str, Any]:
-    """Out-of-fold score differences and their pooled and per-fold pairwise metrics.
+    """Out-of-fold score differences and their pooled and per-fold pairwise metrics
+    (accuracy as ``convention`` reads a score difference).
 
     Also fits on every pair to report the standardised coefficients (largest first).
     """
@@ -100,11 +111,11 @@ def cross_validate(
     for train, test in KFold(folds, shuffle=True, random_state=seed).split(x):
         model = baseline_model(c).fit(x[train], y[train])
         diff[test] = model.decision_function(x[test])
-        per_fold.append(pairwise_preference(diff[test], y[test]))
+        per_fold.append(pair_metrics(diff[test], y[test], convention))
     coef = baseline_model(c).fit(x, y)[-1].coef_[0]
     order = np.argsort(-np.abs(coef))
     return {
-        **pairwise_preference(diff, y),
+        **pair_metrics(diff, y, convention),
         "folds": folds,
         "per_fold": per_fold,
         "score_diff": diff.tolist(),
@@ -123,5 +134,5 @@ def run_baseline(
     store = resolve_cache(cache)
     feats, errors = per_clip(lambda f: clip_features(f, store), pairs.files)
     pairs = pairs.without(errors)
-    result = cross_validate(*_differences(pairs, feats), folds, seed)
+    result = cross_validate(*_differences(pairs, feats), folds, seed, convention=pairs.convention)
     return {**result, "unreadable": pairs.unreadable, "pairs_left_out": pairs.left_out}

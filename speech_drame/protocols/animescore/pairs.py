@@ -11,8 +11,12 @@ works from wherever a command runs. :func:`write_pairs` writes paths relative to
 writes, so a pairs folder and the audio it points at can move together. Paths are normalised
 (``a/../b`` is ``b``) and every file must exist.
 
-Repeated judgements of the same two clips (in either order) are merged by majority vote;
-ties are reported and left out.
+**Pair conventions** (:data:`PAIR_CONVENTIONS`, chosen by name wherever pairs are read):
+``released`` (the default, as the AnimeScore release reads its CSVs) keeps every row as its own
+pair, so repeated judgements of the same two clips, a 1-1 split included, stay separate rows,
+and its accuracy takes ``s(a) > s(b)`` as "A preferred" (a difference of exactly 0 predicts B);
+``majority`` merges repeated judgements of the same two clips (in either order) by majority
+vote, reports and leaves out ties, and counts a difference of 0 half right.
 """
 
 from __future__ import annotations
@@ -25,10 +29,17 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
+
+import numpy as np
 
 from speech_drame.atomic_io import write_text
 from speech_drame.audio import AudioError
+from speech_drame.protocols.animescore.config import (
+    DEFAULT_PAIR_CONVENTION,
+    PAIR_CONVENTIONS,
+    check_convention,
+)
 
 _T = TypeVar("_T")
 
@@ -75,6 +86,14 @@ class PairSet:
     note: str = ""
     unreadable: dict[str, str] = field(default_factory=dict)  # clip -> reason it was left out
     left_out: int = 0  # pairs left out because one of their clips is unreadable
+    convention: str = DEFAULT_PAIR_CONVENTION  # a key of PAIR_CONVENTIONS
+
+    def __post_init__(self) -> None:
+        check_convention(self.convention)
+
+    def metrics(self, score_diff: Any) -> dict[str, Any]:
+        """Accuracy, NLL and ROC-AUC of ``s(a) - s(b)`` per pair under the set's convention."""
+        return pair_metrics(score_diff, [int(p.a_preferred) for p in self.pairs], self.convention)
 
     @property
     def files(self) -> list[str]:
@@ -90,6 +109,23 @@ class PairSet:
             unreadable={**self.unreadable, **unreadable},
             left_out=self.left_out + len(self.pairs) - len(kept),
         )
+
+
+def pair_metrics(score_diff: Any, a_preferred: Any, convention: str) -> dict[str, Any]:
+    """:func:`speech_drame.metrics.pairwise_preference` with the accuracy of ``convention``
+    (``released``: right only when ``s(a) > s(b)`` agrees with the outcome, so 0 predicts B),
+    labelled with the convention's name and definition."""
+    from speech_drame.metrics import pairwise_preference
+
+    out = pairwise_preference(score_diff, a_preferred)
+    if check_convention(convention) == "released":
+        d = np.asarray(score_diff, dtype=np.float64)
+        out["accuracy"] = float(((d > 0) == np.asarray(a_preferred, dtype=bool)).mean())
+    return {
+        **out,
+        "pair_convention": convention,
+        "convention_definition": PAIR_CONVENTIONS[convention],
+    }
 
 
 def per_clip(
@@ -208,12 +244,26 @@ def majority_vote(judgements: list[Pair], origin: str = "") -> PairSet:
             ties.append((p.file_a, p.file_b, va + vb))
         else:
             pairs.append(Pair(p.file_a, p.file_b, va > vb, va, vb, p.source_a, p.source_b))
-    return PairSet(pairs, ties, sum(j.votes_a + j.votes_b for j in judgements), origin)
+    n = sum(j.votes_a + j.votes_b for j in judgements)
+    return PairSet(pairs, ties, n, origin, convention="majority")
 
 
-def load_pairs(csv_path: str | os.PathLike, audio_root: str | os.PathLike | None = None) -> PairSet:
-    """Read a pair CSV and merge repeated judgements by majority vote."""
-    return majority_vote(read_judgements(csv_path, audio_root), origin=str(csv_path))
+def every_row(judgements: list[Pair], origin: str = "") -> PairSet:
+    """Every judgement as its own pair, in file order (the ``released`` convention)."""
+    return PairSet(list(judgements), [], len(judgements), origin, convention="released")
+
+
+def load_pairs(
+    csv_path: str | os.PathLike,
+    audio_root: str | os.PathLike | None = None,
+    convention: str = DEFAULT_PAIR_CONVENTION,
+) -> PairSet:
+    """Read a pair CSV under ``convention`` (see :data:`PAIR_CONVENTIONS`): every row a pair
+    (``released``) or repeated judgements merged by majority vote (``majority``)."""
+    judgements = read_judgements(csv_path, audio_root)
+    if check_convention(convention) == "released":
+        return every_row(judgements, origin=str(csv_path))
+    return majority_vote(judgements, origin=str(csv_path))
 
 
 def read_utterances(csv_path: str | os.PathLike) -> dict[str, dict[str, str]]:
@@ -276,8 +326,6 @@ def demo_pairs(release_dir: str | os.PathLike, seed: int = 0) -> dict[str, PairS
     degradation severities form a pair preferring the less degraded one. A and B are
     shuffled (seeded) so that the preferred side is not always the same.
     """
-    import numpy as np
-
     release_dir = Path(release_dir)
     manifest_path = release_dir / "DEMO_MANIFEST.json"
     if not manifest_path.is_file():

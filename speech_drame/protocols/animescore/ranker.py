@@ -1,11 +1,19 @@
 """The AnimeScore-style ranker: frozen encoder -> BiLSTM -> mean pooling -> MLP -> score.
 
-Training sees pairs only: for a pair (a, b) with the majority choice ``y`` (+1 = a), the loss
-is the pairwise logistic loss ``-log sigmoid(y * (s(a) - s(b)))``. The encoder is frozen, so
-its frame features are computed once per clip (and cached on disk); only the head learns.
-Early stopping keeps the head with the lowest NLL on a seeded validation split of the pairs.
-A trained ranker is a folder with ``model.safetensors`` (head weights and the frame
-standardisation) and ``config.json`` (encoder, head sizes, training summary).
+Training sees pairs only: for a pair (a, b) with the choice ``y`` (+1 = a), the loss is the
+pairwise logistic loss ``-log sigmoid(y * (s(a) - s(b)))``. The encoder is frozen, so its frame
+features are computed once per clip (and cached on disk); only the head learns.
+
+**Configurations**: :mod:`.config` (``released`` by default, ``compact``).
+
+**Checkpoint selection.** The release keeps the epoch with the lowest loss on its *test* pairs.
+Here the kept epoch is the one with the lowest NLL on validation pairs: ``val_pairs`` when given,
+else a seeded share (``val_fraction``) of the training pairs, all rows of the same two clips on
+the same side. The test pairs never choose the model.
+
+A trained ranker is a folder with ``model.safetensors`` (head weights, and the frame
+standardisation when the config has it) and ``config.json`` (encoder, the full config with its
+name, training summary).
 
 Unreadable audio (:class:`~speech_drame.audio.AudioError`) does not stop a batch:
 :meth:`Ranker.score_files` gives the reason per file, and training and evaluation leave out the
@@ -18,7 +26,7 @@ import json
 import os
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -27,64 +35,52 @@ import numpy as np
 from speech_drame.atomic_io import replace_dir, staging_dir, write_json
 from speech_drame.features.blueprint import CacheArg, resolve_cache
 from speech_drame.features.cache import FeatureCache
-from speech_drame.metrics import pairwise_preference
+from speech_drame.protocols.animescore.config import (
+    FORMAT_1_DEFAULTS,
+    RankerConfig,
+    config_from_mapping,
+)
 from speech_drame.protocols.animescore.encoders import (
     WHISPER,
     FrameEncoder,
     build_encoder,
     clip_frames,
 )
-from speech_drame.protocols.animescore.pairs import PairSet, per_clip
+from speech_drame.protocols.animescore.pairs import PairSet, pair_metrics, per_clip
 
 FORMAT = "speech-drame-animescore-ranker"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the config has name, layer_norm and frame_standardise
 WEIGHTS, CONFIG = "model.safetensors", "config.json"
-
-
-@dataclass
-class RankerConfig:
-    """Head sizes and training options (defaults suit a few thousand pairs on CPU)."""
-
-    lstm_hidden: int = 64
-    mlp_hidden: int = 64
-    dropout: float = 0.1
-    learning_rate: float = 1e-3
-    weight_decay: float = 1e-4
-    batch_pairs: int = 16
-    max_epochs: int = 30
-    patience: int = 5
-    val_fraction: float = 0.15
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        for name in ("lstm_hidden", "mlp_hidden", "batch_pairs", "max_epochs", "patience"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if not 0.0 < self.val_fraction < 1.0:
-            raise ValueError(f"val_fraction must be in (0, 1), got {self.val_fraction}")
 
 
 def _head(input_dim: int, config: RankerConfig) -> Any:
     import torch
     from torch import nn
 
+    width = 2 * config.lstm_hidden
+
     class RankerHead(nn.Module):
-        """Standardised frames -> BiLSTM -> masked mean over frames -> MLP -> one score."""
+        """Frames -> BiLSTM -> masked mean over frames -> MLP -> one score."""
 
         def __init__(self) -> None:
             super().__init__()
-            self.register_buffer("frame_mean", torch.zeros(input_dim))
-            self.register_buffer("frame_std", torch.ones(input_dim))
+            if config.frame_standardise:
+                self.register_buffer("frame_mean", torch.zeros(input_dim))
+                self.register_buffer("frame_std", torch.ones(input_dim))
             self.lstm = nn.LSTM(input_dim, config.lstm_hidden, batch_first=True, bidirectional=True)
+            norm = [nn.LayerNorm(width), nn.Dropout(config.dropout)] if config.layer_norm else []
             self.mlp = nn.Sequential(
-                nn.Linear(2 * config.lstm_hidden, config.mlp_hidden),
+                *norm,
+                nn.Linear(width, config.mlp_hidden),
                 nn.GELU(),
                 nn.Dropout(config.dropout),
                 nn.Linear(config.mlp_hidden, 1),
             )
 
         def forward(self, frames: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-            x = (frames - self.frame_mean) / self.frame_std
+            x = frames
+            if config.frame_standardise:
+                x = (frames - self.frame_mean) / self.frame_std
             packed = nn.utils.rnn.pack_padded_sequence(
                 x, lengths.cpu(), batch_first=True, enforce_sorted=False
             )
@@ -159,15 +155,14 @@ class Ranker:
     def evaluate(
         self, pairs: PairSet, cache: CacheArg = "default", progress: bool = False
     ) -> dict[str, Any]:
-        """Pair accuracy, NLL and ROC-AUC (:func:`speech_drame.metrics.pairwise_preference`),
+        """Pair accuracy, NLL and ROC-AUC under the pair set's convention (:meth:`PairSet.metrics`),
         over the pairs whose clips are readable; ``unreadable`` and ``pairs_left_out`` say what
         was left out."""
         frames, errors = readable_frames(self.encoder, pairs.files, cache, progress)
         pairs = pairs.without(errors)
         files = pairs.files
         scores = dict(zip(files, self.score_frames([frames[f] for f in files]), strict=True))
-        diff = [scores[p.file_a] - scores[p.file_b] for p in pairs.pairs]
-        result = pairwise_preference(diff, [int(p.a_preferred) for p in pairs.pairs])
+        result = pairs.metrics([scores[p.file_a] - scores[p.file_b] for p in pairs.pairs])
         return {**result, "unreadable": pairs.unreadable, "pairs_left_out": pairs.left_out}
 
     def save(self, out_dir: str | os.PathLike) -> Path:
@@ -210,7 +205,10 @@ class Ranker:
                 f"{model_dir}: trained on {config['input_dim']}-dim frames, "
                 f"encoder gives {encoder.dim}"
             )
-        ranker_config = RankerConfig(**config["ranker"])
+        settings = config["ranker"]
+        if config.get("format_version", 1) == 1:
+            settings = {**FORMAT_1_DEFAULTS, **settings}
+        ranker_config = config_from_mapping(settings, str(model_dir / CONFIG))
         head = _head(config["input_dim"], ranker_config)
         head.load_state_dict(load_file(str(model_dir / WEIGHTS)))
         return cls(encoder, head, ranker_config, config.get("training", {}))
@@ -224,12 +222,25 @@ def readable_frames(
     return per_clip(lambda f: clip_frames(encoder, f, store), files, progress)
 
 
-def _split(n: int, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    if n < 4:
-        raise ValueError(f"need at least 4 pairs to train with a validation split, got {n}")
-    order = np.random.default_rng(seed).permutation(n)
-    n_val = min(n - 1, max(1, round(fraction * n)))
-    return order[n_val:], order[:n_val]
+def _split(pairs: PairSet, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Seeded (train, validation) row indices; all rows of the same two clips on one side."""
+    keys = [frozenset((p.file_a, p.file_b)) for p in pairs.pairs]
+    groups = list(dict.fromkeys(keys))
+    if len(groups) < 4:
+        raise ValueError(
+            f"need at least 4 distinct clip pairs to train with a validation split, got "
+            f"{len(groups)} (or give validation pairs)"
+        )
+    order = np.random.default_rng(seed).permutation(len(groups))
+    n_val = min(len(groups) - 1, max(1, round(fraction * len(groups))))
+    rows: dict[frozenset[str], list[int]] = {}
+    for i, key in enumerate(keys):
+        rows.setdefault(key, []).append(i)
+
+    def take(chosen: np.ndarray) -> np.ndarray:
+        return np.array([i for g in chosen for i in rows[groups[g]]], dtype=int)
+
+    return take(order[n_val:]), take(order[:n_val])
 
 
 def train_ranker(
@@ -239,20 +250,24 @@ def train_ranker(
     cache: CacheArg = "default",
     log: Callable[[str], None] | None = None,
     progress: bool = False,
+    val_pairs: PairSet | None = None,
 ) -> Ranker:
-    """Train the head on ``pairs`` with the pairwise logistic loss and early stopping.
+    """Train the head on ``pairs`` with the pairwise logistic loss; keep the best epoch.
 
     Args:
-        pairs: training pairs after the majority vote (a seeded share becomes validation).
+        pairs: training pairs (their convention says whether repeated judgements were merged).
         encoder: a :class:`FrameEncoder`, or a name for :func:`build_encoder`.
-        config: head sizes and training options.
+        config: head and training settings (default: the ``released`` configuration).
         cache: frame-feature cache (``"default"``, a folder, a FeatureCache or ``None``).
         log: called with one line per epoch, e.g. ``print``.
         progress: a progress bar over the clips' feature extraction (stderr).
+        val_pairs: pairs that choose the epoch; by default a seeded share of ``pairs``
+            (``config.val_fraction``). Never the test pairs.
 
     Returns:
-        The ranker with the best validation NLL; ``ranker.summary`` holds the history and
-        the pairs left out because a clip is unreadable (``unreadable``, ``pairs_left_out``).
+        The ranker of the epoch with the lowest validation NLL; ``ranker.summary`` holds the
+        history, how the epoch was chosen (``selection``), the pair convention and the pairs
+        left out because a clip is unreadable (``unreadable``, ``pairs_left_out``).
     """
     import torch
 
@@ -260,24 +275,42 @@ def train_ranker(
     encoder = build_encoder(encoder) if isinstance(encoder, str) else encoder
     store: FeatureCache | None = resolve_cache(cache)
     start = time.perf_counter()
-    frames, errors = readable_frames(encoder, pairs.files, store, progress)
+    wanted = pairs.files + (val_pairs.files if val_pairs is not None else [])
+    frames, errors = readable_frames(encoder, wanted, store, progress)
     pairs = pairs.without(errors)
-    files = pairs.files
+    if val_pairs is None:
+        train, val = _split(pairs, config.val_fraction, config.seed)
+        rows, val_convention = pairs.pairs, pairs.convention
+        selection = (
+            f"lowest validation NLL; validation = {len(val)} of the {len(pairs.pairs)} training "
+            f"pairs (val_fraction {config.val_fraction}, seed {config.seed}, rows of the same "
+            "two clips kept together)"
+        )
+    else:
+        val_pairs = val_pairs.without(errors)
+        if not val_pairs.pairs or not pairs.pairs:
+            raise ValueError("no readable training or validation pairs left")
+        rows, val_convention = pairs.pairs + val_pairs.pairs, val_pairs.convention
+        train = np.arange(len(pairs.pairs))
+        val = np.arange(len(pairs.pairs), len(rows))
+        source = val_pairs.origin or "the validation pairs"
+        selection = f"lowest validation NLL; validation = {len(val)} pairs of {source}"
+    files = list(dict.fromkeys(f for p in rows for f in (p.file_a, p.file_b)))
     index = {f: i for i, f in enumerate(files)}
     clips = [frames[f] for f in files]
     feature_seconds = time.perf_counter() - start
-    a_idx = np.array([index[p.file_a] for p in pairs.pairs])
-    b_idx = np.array([index[p.file_b] for p in pairs.pairs])
-    y = np.array([p.a_preferred for p in pairs.pairs])
-    train, val = _split(len(pairs.pairs), config.val_fraction, config.seed)
+    a_idx = np.array([index[p.file_a] for p in rows])
+    b_idx = np.array([index[p.file_b] for p in rows])
+    y = np.array([p.a_preferred for p in rows])
 
     with torch.random.fork_rng():
         torch.manual_seed(config.seed)
         head = _head(encoder.dim, config)
-        used = np.unique(np.concatenate([a_idx[train], b_idx[train]]))
-        stacked = torch.from_numpy(np.concatenate([clips[i] for i in used]))
-        head.frame_mean.copy_(stacked.mean(0))
-        head.frame_std.copy_(stacked.std(0).clamp(min=1e-5))
+        if config.frame_standardise:
+            used = np.unique(np.concatenate([a_idx[train], b_idx[train]]))
+            stacked = torch.from_numpy(np.concatenate([clips[i] for i in used]))
+            head.frame_mean.copy_(stacked.mean(0))
+            head.frame_std.copy_(stacked.std(0).clamp(min=1e-5))
         optimizer = torch.optim.AdamW(
             head.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
         )
@@ -310,7 +343,9 @@ def train_ranker(
             )
             val_scores = ranker.score_frames([clips[m] for m in members])[inverse]
             n = len(val)
-            val_metrics = pairwise_preference(val_scores[:n] - val_scores[n:], y[val].astype(int))
+            val_metrics = pair_metrics(
+                val_scores[:n] - val_scores[n:], y[val].astype(int), val_convention
+            )
             history.append(
                 {
                     "epoch": epoch,
@@ -329,20 +364,23 @@ def train_ranker(
                 best, stale = (val_metrics["nll"], state, epoch), 0
             else:
                 stale += 1
-                if stale >= config.patience:
+                if config.patience and stale >= config.patience:
                     break
         head.load_state_dict(best[1])
         head.eval()
     ranker.summary = {
+        "config_name": config.name,
         "pairs": len(pairs.pairs),
         "train_pairs": int(len(train)),
         "val_pairs": int(len(val)),
         "clips": len(files),
+        "pair_convention": pairs.convention,
         "ties_excluded": len(pairs.ties),
         "unreadable": pairs.unreadable,
         "pairs_left_out": pairs.left_out,
         "pair_source": pairs.origin,
         "note": pairs.note,
+        "selection": selection,
         "best_epoch": best[2],
         "best_val_nll": best[0],
         "epochs_run": len(history),

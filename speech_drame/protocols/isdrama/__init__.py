@@ -4,10 +4,12 @@ Two separate protocols, as the paper keeps them apart:
 
 - single sentence (:func:`~speech_drame.protocols.isdrama.protocol.score_sentences`): CER against
   the script, SIM against the prompt audio, FFE against the ground-truth recording;
-- full drama (:func:`~speech_drame.protocols.isdrama.protocol.score_dramas`): IPD/ILD MAE on
-  binaural mel bands, ANG/DIS cosine of spatial embeddings and a GCC-PHAT direction check.
+- full drama (:func:`~speech_drame.protocols.isdrama.protocol.score_dramas`): IPD/ILD as the
+  released evaluator computes it (default) or as wrapped mel-band MAE, ANG/DIS cosine of
+  per-window spatial-model outputs and a GCC-PHAT direction check.
 
-The math lives in :mod:`.spatial`, :mod:`.f0_frame_error`, :mod:`.spatial_embedder` and
+The math lives in :mod:`.official_cues` (released IPD/ILD), :mod:`.spatial` (wrapped-band
+IPD/ILD, GCC-PHAT), :mod:`.f0_frame_error`, :mod:`.spatial_embedder` and
 :mod:`speech_drame.text_metrics` (CER); :mod:`.manifest` reads the inputs.
 """
 

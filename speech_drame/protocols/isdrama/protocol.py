@@ -7,12 +7,20 @@ Rules (the paper keeps the protocols apart; we enforce it):
 - Sentence metrics are monaural: binaural files are averaged over their channels and
   resampled to 16 kHz before ASR, speaker embedding and F0 tracking.
 - Drama metrics are binaural: both files must have exactly 2 channels (column 0 = left,
-  column 1 = right) at the same sample rate; they are analysed at 48 kHz.
+  column 1 = right) at the same sample rate. IPD/ILD follow ``spatial_metric``:
+  ``"official"`` (default, the released evaluator's figure at 32 kHz, :mod:`.official_cues`)
+  or ``"wrapped-band"`` (this package's wrapped mel-band MAE at 48 kHz, :mod:`.spatial`). The
+  GCC-PHAT direction check runs at 48 kHz; ANG/DIS embedders get the rate they declare
+  (SPATIAL-AST: 32 kHz).
 - Generated and reference audio must last the same time within ``length_tolerance`` seconds;
   the longer one is then cut to the shorter and the difference is reported per row
-  (``length_difference_s``). Larger differences raise: align the audio first, or, for the
-  sentence protocol, ask for explicit alignment (``align="dtw"``: FFE over the frame pairs of
-  a log-mel DTW path, see :mod:`.alignment`).
+  (``length_difference_s``, with ``cut_from`` naming the file that lost it). Larger
+  differences raise (``length_policy="error"``, default) unless the drama protocol is asked
+  to cut any difference (``length_policy="truncate"``, what the released evaluator does
+  silently) or, for the sentence protocol, to align (``align="dtw"``: FFE over the frame pairs
+  of a log-mel DTW path, see :mod:`.alignment`).
+- The official IPD/ILD and ANG/DIS analyse each file whole and compare the common frames or
+  windows, as released; the wrapped-band cues and GCC-PHAT analyse the cut audio.
 
 Corpus means are unweighted means of the per-item values.
 """
@@ -35,15 +43,24 @@ from speech_drame.languages import LANGUAGE_NAMES, language_from_script
 from speech_drame.protocols.isdrama.alignment import align_frames
 from speech_drame.protocols.isdrama.f0_frame_error import F0FrameError, f0_frame_error
 from speech_drame.protocols.isdrama.manifest import ManifestEntry
+from speech_drame.protocols.isdrama.official_cues import DEFINITION as OFFICIAL_DEFINITION
+from speech_drame.protocols.isdrama.official_cues import SAMPLE_RATE as OFFICIAL_SR
+from speech_drame.protocols.isdrama.official_cues import official_error
 from speech_drame.protocols.isdrama.spatial import (
     ANALYSIS_SR,
+    WRAPPED_BAND_DEFINITION,
     binaural_channels,
     delay_track,
     direction_check,
     interaural_cues,
     interaural_error,
 )
-from speech_drame.protocols.isdrama.spatial_embedder import SpatialEmbedder, cosine
+from speech_drame.protocols.isdrama.spatial_embedder import (
+    EMBEDDING_COSINES,
+    SpatialEmbedder,
+    cosine,
+    matrix_cosine,
+)
 from speech_drame.text_metrics import character_error_rate
 
 MAX_SENTENCE_SECONDS = 30.0
@@ -53,6 +70,13 @@ LENGTH_TOLERANCE = 0.1  # seconds
 SpeakerEmbedder = Callable[[Audio], np.ndarray]  # 16 kHz mono audio -> 1-D embedding
 F0Tracker = Callable[[Audio], np.ndarray]  # 16 kHz mono audio -> F0 Hz per frame, 0 unvoiced
 ALIGNMENTS = ("length", "dtw")
+SPATIAL_METRICS = {"official": OFFICIAL_DEFINITION, "wrapped-band": WRAPPED_BAND_DEFINITION}
+LENGTH_POLICIES = {
+    "error": "durations may differ by at most length_tolerance s; the longer file is cut to the "
+    "shorter, larger differences raise",
+    "truncate": "any duration difference is cut from the longer file (as the released evaluator "
+    "does silently); each row reports the seconds cut",
+}
 
 
 @dataclass(frozen=True)
@@ -117,10 +141,11 @@ def _require_language(entry: ManifestEntry, asr: Recogniser) -> None:
 
 
 def _aligned_length(
-    gen: int, ref: int, sample_rate: int, tolerance: float, entry: ManifestEntry
+    gen: int, ref: int, sample_rate: int, tolerance: float | None, entry: ManifestEntry
 ) -> int:
+    """The common length; ``tolerance=None`` accepts any difference."""
     difference = abs(gen - ref) / sample_rate
-    if difference > tolerance:
+    if tolerance is not None and difference > tolerance:
         raise ValueError(
             f"{entry.where} (id={entry.id}): generated and reference durations differ by "
             f"{difference:.3f} s (> tolerance {tolerance} s); align or trim them first"
@@ -191,7 +216,12 @@ def score_sentences(
     for entry in entries:
         _require_type(entry, "sentence", "single-sentence")
         _require_language(entry, asr)
-    settings: dict[str, Any] = {"sample_rate": 16_000, "align": align, "asr_model": asr.name}
+    settings: dict[str, Any] = {
+        "sample_rate": 16_000,
+        "align": align,
+        "asr_model": asr.name,
+        "asr_languages": list(asr.languages),
+    }
     if align == "length":
         settings["length_tolerance_s"] = length_tolerance
     else:
@@ -232,71 +262,123 @@ def score_sentences(
 
 
 def _binaural(path: Path) -> Audio:
-    audio = load_audio(path, sample_rate=ANALYSIS_SR, mono=False, max_samples=DRAMA_MAX_SAMPLES)
+    audio = load_audio(path, sample_rate=None, mono=False, max_samples=DRAMA_MAX_SAMPLES)
     binaural_channels(audio.samples, str(path))
     return audio
+
+
+def _choice(value: str, choices: dict[str, str], what: str) -> str:
+    if value not in choices:
+        raise ValueError(f"{what} must be one of {tuple(choices)}, got {value!r}")
+    return value
+
+
+def _drama_metrics(
+    gen: Audio,
+    ref: Audio,
+    n: int,
+    settings: dict[str, Any],
+    embedder: SpatialEmbedder | None,
+    floor_db: float | None,
+) -> dict[str, Any]:
+    """One item's drama metrics; ``n`` samples are common to both files."""
+    sr, window, hop = gen.sample_rate, settings["gcc_window_s"], settings["gcc_hop_s"]
+    g, r = (resample(x.samples[:n], sr, ANALYSIS_SR) for x in (gen, ref))
+    if settings["spatial_metric"] == "official":
+        cues = official_error(*(resample(x.samples, sr, OFFICIAL_SR) for x in (gen, ref)))
+    else:
+        cues = interaural_error(interaural_cues(g), interaural_cues(r), floor_db)
+    direction = direction_check(
+        delay_track(g, ANALYSIS_SR, window, hop), delay_track(r, ANALYSIS_SR, window, hop)
+    )
+    out = {
+        "ipd_mae": cues.ipd_mae,
+        "ild_mae": cues.ild_mae,
+        "azimuth_mae_deg": direction.azimuth_mae,
+        "side_agreement": direction.side_agreement,
+        "gcc_windows": direction.windows,
+    }
+    if embedder is not None:
+        rule = settings["embedding_cosine"]
+        eg, er = (embedder(resample(x.samples, sr, embedder.sample_rate)) for x in (gen, ref))
+        out["ang_cos"] = matrix_cosine(er.angle, eg.angle, "angle output", rule)
+        out["dis_cos"] = matrix_cosine(er.distance, eg.distance, "distance output", rule)
+    return out
 
 
 def score_dramas(
     entries: Iterable[ManifestEntry],
     *,
     embedder: SpatialEmbedder | None,
+    spatial_metric: str = "official",
+    length_policy: str = "error",
     length_tolerance: float = LENGTH_TOLERANCE,
     floor_db: float | None = None,
+    embedding_cosine: str = "wrap-above-pi",
     window: float = 0.2,
     hop: float = 0.1,
 ) -> ProtocolResult:
-    """Full-drama protocol: IPD/ILD MAE, ANG/DIS cosine (if ``embedder``), GCC-PHAT direction.
+    """Full-drama protocol: IPD/ILD, ANG/DIS cosine (if ``embedder``), GCC-PHAT direction.
 
-    ``embedder=None`` leaves ANG/DIS out (recorded in the settings); ``floor_db`` restricts
-    IPD/ILD to active bands (see :func:`.spatial.interaural_error`); ``window``/``hop`` set the
-    GCC-PHAT windows in seconds.
+    ``spatial_metric`` picks the IPD/ILD definition and ``length_policy`` the handling of
+    unequal durations (see the module docstring; the settings record both with a one-line
+    definition). ``embedder=None`` leaves ANG/DIS out; ``embedding_cosine`` is the rule of
+    :func:`.spatial_embedder.matrix_cosine`. ``floor_db`` restricts the wrapped-band cues to
+    active bands (see :func:`.spatial.interaural_error`); ``window``/``hop`` set the GCC-PHAT
+    windows in seconds.
     """
-    result = ProtocolResult(
-        "drama",
-        DRAMA_METRICS,
-        {
-            "length_tolerance_s": length_tolerance,
-            "sample_rate": ANALYSIS_SR,
-            "floor_db": floor_db,
-            "gcc_window_s": window,
-            "gcc_hop_s": hop,
-            "spatial_embedder": None if embedder is None else type(embedder).__name__,
-            "channels": "column 0 = left, column 1 = right",
-        },
-    )
+    _choice(spatial_metric, SPATIAL_METRICS, "spatial_metric")
+    _choice(length_policy, LENGTH_POLICIES, "length_policy")
+    _choice(embedding_cosine, EMBEDDING_COSINES, "embedding_cosine")
+    if floor_db is not None and spatial_metric != "wrapped-band":
+        raise ValueError("floor_db applies to spatial_metric='wrapped-band' only")
+    settings: dict[str, Any] = {
+        "spatial_metric": spatial_metric,
+        "spatial_metric_definition": SPATIAL_METRICS[spatial_metric],
+        "ipd_ild_sample_rate": OFFICIAL_SR if spatial_metric == "official" else ANALYSIS_SR,
+        "length_policy": length_policy,
+        "length_policy_definition": LENGTH_POLICIES[length_policy],
+        "length_tolerance_s": length_tolerance if length_policy == "error" else None,
+        "gcc_sample_rate": ANALYSIS_SR,
+        "gcc_window_s": window,
+        "gcc_hop_s": hop,
+        "spatial_embedder": None if embedder is None else type(embedder).__name__,
+        "channels": "column 0 = left, column 1 = right",
+    }
+    if spatial_metric == "wrapped-band":
+        settings["floor_db"] = floor_db
+    if embedder is not None:
+        settings["spatial_embedder_sample_rate"] = embedder.sample_rate
+        settings["embedding_cosine"] = embedding_cosine
+        settings["embedding_cosine_definition"] = EMBEDDING_COSINES[embedding_cosine]
+    result = ProtocolResult("drama", DRAMA_METRICS, settings)
+    tolerance = length_tolerance if length_policy == "error" else None
     for entry in entries:
         _require_type(entry, "drama", "full-drama")
         gen, ref = _binaural(entry.generated), _binaural(entry.reference)
-        if gen.original_sample_rate != ref.original_sample_rate:
+        sr = gen.sample_rate
+        if sr != ref.sample_rate:
             raise ValueError(
-                f"{entry.where} (id={entry.id}): sample rates differ: generated "
-                f"{gen.original_sample_rate} Hz, reference {ref.original_sample_rate} Hz"
+                f"{entry.where} (id={entry.id}): sample rates differ: generated {sr} Hz, "
+                f"reference {ref.sample_rate} Hz"
             )
-        n = _aligned_length(
-            len(gen.samples), len(ref.samples), ANALYSIS_SR, length_tolerance, entry
-        )
-        g, r = gen.samples[:n], ref.samples[:n]
-        cues = interaural_error(interaural_cues(g), interaural_cues(r), floor_db)
-        direction = direction_check(
-            delay_track(g, ANALYSIS_SR, window, hop), delay_track(r, ANALYSIS_SR, window, hop)
-        )
+        n = _aligned_length(len(gen.samples), len(ref.samples), sr, tolerance, entry)
+        longer = len(gen.samples) - len(ref.samples)
         row: dict[str, Any] = {
             "id": entry.id,
             "generated": str(entry.generated),
-            "seconds": round(n / ANALYSIS_SR, 6),
-            "length_difference_s": round(abs(gen.seconds - ref.seconds), 6),
-            "ipd_mae": cues.ipd_mae,
-            "ild_mae": cues.ild_mae,
-            "azimuth_mae_deg": direction.azimuth_mae,
-            "side_agreement": direction.side_agreement,
-            "gcc_windows": direction.windows,
+            "seconds": round(n / sr, 6),
+            "length_difference_s": round(abs(longer) / sr, 6),
+            "cut_from": "generated" if longer > 0 else "reference" if longer < 0 else None,
         }
-        if embedder is not None:
-            eg, er = (embedder(resample(x, ANALYSIS_SR, embedder.sample_rate)) for x in (g, r))
-            row["ang_cos"] = cosine(eg.angle, er.angle, "angle embedding")
-            row["dis_cos"] = cosine(eg.distance, er.distance, "distance embedding")
+        try:
+            row.update(_drama_metrics(gen, ref, n, settings, embedder, floor_db))
+        except ValueError as exc:
+            raise ValueError(f"{entry.where} (id={entry.id}): {exc}") from exc
         result.rows.append(row)
+    result.settings["length_cut_total_s"] = round(
+        sum(row["length_difference_s"] for row in result.rows), 6
+    )
     return result
 
 

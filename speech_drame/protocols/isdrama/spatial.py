@@ -1,11 +1,15 @@
-"""Binaural cues: mel-band IPD/ILD and their MAE, GCC-PHAT interaural delay and azimuth.
+"""Binaural cues: wrapped mel-band IPD/ILD and their MAE, GCC-PHAT interaural delay and azimuth.
+
+The IPD/ILD here is this package's band measure (``spatial_metric="wrapped-band"``), not the
+released evaluator's figure (``"official"``, :mod:`.official_cues`); the two differ by two to
+three orders of magnitude on the same audio.
 
 Conventions (all functions):
 
 - binaural samples are shaped ``(frames, 2)``; column 0 is the LEFT ear, column 1 the RIGHT
   (the order of a stereo WAV file). Mono or other channel counts raise ``ValueError``;
-- the analysis follows the paper's front end: 48 kHz, 1024-point periodic Hann frames, hop 256,
-  centred with zero padding, 80 Slaney mel bands;
+- the analysis uses the paper's acoustic front end: 48 kHz, 1024-point periodic Hann frames,
+  hop 256, centred with zero padding, 80 Slaney mel bands over 0-24 kHz;
 - IPD of a mel band is the phase of the band's left-right cross power
   ``sum_k w_k L_k conj(R_k)``, wrapped to ``(-pi, pi]``; positive when the left ear leads in
   phase. ILD is ``10 log10(P_left / P_right)`` of the band powers, in dB (positive: louder left);
@@ -30,6 +34,12 @@ SPEED_OF_SOUND = 343.0  # m/s
 HEAD_WIDTH = 0.18  # m, ear-to-ear distance of the sine-law head model
 MAX_ITD = 1e-3  # s, lags searched by GCC-PHAT (a head gives at most ~0.7 ms)
 AMIN = 1e-10  # power floor of the ILD ratio (silent bands give 0 dB, not inf)
+
+WRAPPED_BAND_DEFINITION = (
+    "this package's band measure: 48 kHz, n_fft 1024 / hop 256, 80 Slaney mel bands; per band IPD "
+    "= phase of the band's cross power sum w L conj(R) and ILD = 10 log10(P_left / P_right); MAE "
+    "of the wrapped IPD difference (rad) and of the ILD (dB) over all band-frames"
+)
 
 
 def binaural_channels(samples: np.ndarray, name: str = "audio") -> np.ndarray:

@@ -7,6 +7,14 @@ with a ``sample_rate`` and a ``__call__(binaural) -> SpatialEmbedding`` fits
 ``(batch, dim)`` tensors; :func:`load_spatial_embedder` builds one from a ``module:function``
 builder and a state-dict checkpoint, so SPATIAL-AST (or another model) plugs in with a
 few-line builder that returns such a module.
+
+Matching the released evaluator (facts from its ``evaluate/evaluate.py``), an embedding is a
+per-window MATRIX ``(windows, dim)`` of the model's outputs (SPATIAL-AST: 360 azimuth and 21
+distance logits), computed on 32 kHz audio (:data:`SPATIAL_AST_SR`, the default rate), and
+:func:`matrix_cosine` compares two of them: both are cut to their common windows, flattened, and
+the cosine is taken. Under ``"wrap-above-pi"`` (the released rule) both flattened vectors are
+first wrapped to ``(-pi, pi]`` whenever any reference value exceeds pi (the release's heuristic
+for phase inputs, which also fires on logits); ``"plain"`` never wraps.
 """
 
 from __future__ import annotations
@@ -19,12 +27,20 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from speech_drame.protocols.isdrama.spatial import binaural_channels
+from speech_drame.protocols.isdrama.spatial import binaural_channels, wrap_phase
+
+SPATIAL_AST_SR = 32_000  # SPATIAL-AST's input rate, used by the released evaluator
+EMBEDDING_COSINES = {
+    "wrap-above-pi": "ANG/DIS: per-window (windows, dim) outputs cut to the common windows, "
+    "flattened; both wrapped to (-pi, pi] when any reference value exceeds pi; cosine",
+    "plain": "ANG/DIS: per-window (windows, dim) outputs cut to the common windows, flattened; "
+    "cosine (never wrapped)",
+}
 
 
 @dataclass(frozen=True)
 class SpatialEmbedding:
-    """1-D angle and distance embeddings of one binaural clip."""
+    """Angle and distance outputs of one binaural clip, each ``(windows, dim)``."""
 
     angle: np.ndarray
     distance: np.ndarray
@@ -50,19 +66,51 @@ def cosine(a: np.ndarray, b: np.ndarray, name: str = "embedding") -> float:
     return float(a @ b / norm)
 
 
+def _matrix(x: np.ndarray, name: str) -> np.ndarray:
+    m = np.asarray(x, dtype=np.float64)
+    if m.ndim != 2 or 0 in m.shape or not np.isfinite(m).all():
+        raise ValueError(f"{name} must be a finite, non-empty (windows, dim) matrix, got {m.shape}")
+    return m
+
+
+def matrix_cosine(
+    reference: np.ndarray,
+    generated: np.ndarray,
+    name: str = "embedding",
+    rule: str = "wrap-above-pi",
+) -> float:
+    """Cosine of two ``(windows, dim)`` matrices under ``rule`` (see the module docstring).
+
+    Window counts may differ (the longer matrix is cut, as released); output sizes may not.
+    """
+    if rule not in EMBEDDING_COSINES:
+        raise ValueError(f"embedding cosine rule must be one of {tuple(EMBEDDING_COSINES)}")
+    ref, gen = _matrix(reference, f"reference {name}"), _matrix(generated, f"generated {name}")
+    if ref.shape[1] != gen.shape[1]:
+        raise ValueError(
+            f"{name}: the reference has {ref.shape[1]} outputs per window, the generated audio "
+            f"{gen.shape[1]}: they come from different models"
+        )
+    windows = min(len(ref), len(gen))
+    a, b = ref[:windows].ravel(), gen[:windows].ravel()
+    if rule == "wrap-above-pi" and (a > np.pi).any():
+        a, b = wrap_phase(a), wrap_phase(b)
+    return cosine(a, b, name)
+
+
 class TorchSpatialEmbedder:
     """A torch module as a :class:`SpatialEmbedder`.
 
     Args:
         module: maps a float32 ``(batch, 2, samples)`` tensor to ``(angle, distance)``, each
             ``(batch, dim)``.
-        sample_rate: the rate the module expects; callers resample to it.
+        sample_rate: the rate the module expects (SPATIAL-AST: 32 kHz); callers resample to it.
         window: if set, the clip is cut into ``window``-second pieces (the last one
-            zero-padded) and the piece embeddings are averaged, for models with a fixed input
-            length; ``None`` embeds the whole clip at once.
+            zero-padded), one matrix row each, for models with a fixed input length; ``None``
+            embeds the whole clip at once (a one-row matrix).
     """
 
-    def __init__(self, module: Any, sample_rate: int, window: float | None = None):
+    def __init__(self, module: Any, sample_rate: int = SPATIAL_AST_SR, window: float | None = None):
         if sample_rate <= 0:
             raise ValueError(f"sample_rate must be positive, got {sample_rate}")
         if window is not None and window <= 0:
@@ -97,7 +145,7 @@ class TorchSpatialEmbedder:
                     f"spatial embedder {name} output must be (batch={batch.shape[0]}, dim), "
                     f"got {emb.shape}"
                 )
-        return SpatialEmbedding(angle=angle.mean(axis=0), distance=distance.mean(axis=0))
+        return SpatialEmbedding(angle=angle, distance=distance)
 
 
 def resolve_builder(spec: str) -> Callable[[], Any]:
@@ -117,7 +165,7 @@ def resolve_builder(spec: str) -> Callable[[], Any]:
 def load_spatial_embedder(
     builder: str | Callable[[], Any],
     checkpoint: str | os.PathLike | None,
-    sample_rate: int,
+    sample_rate: int = SPATIAL_AST_SR,
     window: float | None = None,
 ) -> TorchSpatialEmbedder:
     """Build the module, load its state dict (strictly) and wrap it.

@@ -115,7 +115,8 @@ def next_steps(out: str | os.PathLike) -> str:
     return (
         f"wrote {len(DEMO_SPECS)} spoken queries to {out / 'queries.jsonl'} and the responses of "
         f"{1 + len(CANDIDATES)} synthetic systems to {out / 'responses'}\n"
-        "next: judge the candidates against the baseline offline (rule scorer):\n"
+        "next: judge the candidates against the baseline offline (rule scorer, a stand-in for "
+        "the released audio-LLM judge):\n"
         f"  speech-drame paraling run {queries} --responses {responses} --baseline {BASELINE} "
         f"--candidates {' '.join(CANDIDATES)}"
     )

@@ -6,8 +6,9 @@ the report). Offline judges get blueprints from the feature cache, with the simi
 response to its query text (the ``question`` context) where the judge asks for it; a judge
 with a ``prepare`` method gets every response (with its query) before the first comparison,
 so a scorer can rate them in batches. A missing or unreadable response (or one the ASR heard
-no words in, when a similarity is needed), or an unusable verdict, is a failed judgment:
-counted per group, listed with its reason, never scored as a tie.
+no words in, when a similarity is needed), or an unusable verdict, is a failed judgment: each
+of the query's verdict units fails, is listed with its reason, never scored as a tie, and
+counts by ``failed_as`` (:data:`.scoring.FAILED_AS`; ``loss`` by default, as released).
 """
 
 from __future__ import annotations
@@ -29,7 +30,11 @@ from ..chat_answers import VerdictError
 from .judges import PairJudge, Response, presentation_orders
 from .queries import Query
 from .scoring import (
+    FAILED_AS,
+    VERDICT_UNIT,
     Judgment,
+    UnitResult,
+    check_failed_as,
     group_scores,
     position_bias,
     system_scores,
@@ -48,6 +53,7 @@ class ParalingRun:
     candidates: list[str]
     judge: str
     seed: int
+    failed_as: str = "loss"
     judgments: list[Judgment] = field(default_factory=list)
     report: dict[str, Any] = field(default_factory=dict)
 
@@ -61,6 +67,7 @@ class ParalingRun:
             "candidates": self.candidates,
             "judge": self.judge,
             "seed": self.seed,
+            "failed_as": self.failed_as,
             "report": self.report,
             "judgments": [j.to_dict() for j in self.judgments],
         }
@@ -99,12 +106,21 @@ def run_paraling(
     seed: int = 0,
     cache: CacheArg = DEFAULT_CACHE,
     human: Mapping[str, float] | None = None,
+    failed_as: str = "loss",
 ) -> ParalingRun:
     """Judge every candidate against ``baseline`` on ``queries`` and score the run.
 
     ``human`` is checked before any judging (it may name only the run's systems), so a
-    summary statistic can be undefined afterwards but never lose the judgments.
+    summary statistic can be undefined afterwards but never lose the judgments. ``failed_as``:
+    how a failed verdict unit counts (:data:`.scoring.FAILED_AS`).
     """
+    check_failed_as(failed_as)
+    if getattr(judge, "query_audio", False):
+        silent = [q.id for q in queries if not q.audio]
+        if silent:
+            raise ValueError(
+                f"the judge hears the spoken query, but queries {silent[:5]} have none"
+            )
     if not candidates or baseline in candidates:
         raise ValueError(f"need candidates other than the baseline {baseline!r}: {candidates}")
     for system in (baseline, *candidates):
@@ -112,7 +128,7 @@ def run_paraling(
     if human is not None:
         check_human_scores(human, [baseline, *candidates])
     root = Path(responses)
-    run = ParalingRun(baseline, list(candidates), judge.name, seed)
+    run = ParalingRun(baseline, list(candidates), judge.name, seed, failed_as)
     blueprints: dict[str, Blueprint] = {}
     errors: dict[str, str] = {}
     if judge.needs_blueprints:
@@ -124,7 +140,8 @@ def run_paraling(
     for cand in candidates:
         orders = presentation_orders([q.id for q in queries], cand, seed)
         for q in queries:
-            j = Judgment(q.id, q.task, q.dimensions, cand, orders[q.id])
+            j = Judgment(q.id, q.task, q.dimensions, cand, orders[q.id],
+                         [UnitResult(u) for u in q.units])  # fmt: skip
             run.judgments.append(j)
             paths = {s: str(response_path(root, s, q.id)) for s in (baseline, cand)}
             problems = [
@@ -145,30 +162,54 @@ def run_paraling(
             except AudioError as exc:
                 j.error = str(exc)
                 continue
-            j.winner_position = v.winner
-            j.winner = winner_role(v.winner, j.baseline_first)
-            j.ratings = {
-                "baseline" if s == baseline else "candidate": dict(r)
-                for s, r in zip(played, v.ratings, strict=True)
-            }
+            if [u.unit for u in v.units] != list(q.units):
+                raise ValueError(f"{judge.name} judged units {[u.unit for u in v.units]} of "
+                                 f"query {q.id}, not {list(q.units)}")  # fmt: skip
+            for unit, uv in zip(j.units, v.units, strict=True):
+                unit.winner_position = uv.winner
+                unit.winner = winner_role(uv.winner, j.baseline_first)
+                unit.ratings = {
+                    "baseline" if s == baseline else "candidate": dict(r)
+                    for s, r in zip(played, uv.ratings, strict=True)
+                }
             j.analysis, j.grounded, j.raw = v.analysis, v.grounded, v.raw
-    run.report = build_report(run.judgments, baseline, human)
+    run.report = build_report(run.judgments, baseline, human, failed_as, judge_label(judge))
     return run
 
 
+def judge_label(judge: PairJudge) -> dict[str, Any]:
+    """What the report says about the judge: its name, whether it is a stand-in, in words."""
+    return {"name": judge.name, "stand_in": judge.stand_in, "description": judge.description}
+
+
 def build_report(
-    judgments: Sequence[Judgment], baseline: str, human: Mapping[str, float] | None = None
+    judgments: Sequence[Judgment],
+    baseline: str,
+    human: Mapping[str, float] | None = None,
+    failed_as: str = "loss",
+    judge: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Scores by task, over all queries and by dimension; position bias; failures; and the
-    rank agreement with ``human`` scores of the systems when given."""
+    """Scores by task, over all verdict units and by dimension; position bias; failures; the
+    conventions used (and the ``judge`` label when given); and the rank agreement with
+    ``human`` scores of the systems when given."""
+    check_failed_as(failed_as)
     valid = [j for j in judgments if j.ok]
-    report: dict[str, Any] = {
-        "by_task": group_scores(judgments, lambda j: [j.task]),
-        "overall": group_scores(judgments, lambda j: ["all"]).get("all", {}),
-        "by_dimension": group_scores(judgments, lambda j: j.dimensions),
+    n_units = sum(len(j.units) for j in judgments)
+    n_failed_units = sum(not u.ok for j in judgments for u in j.units)
+    report: dict[str, Any] = {}
+    if judge is not None:
+        report["judge"] = dict(judge)
+    report |= {
+        "failed_as": {"value": failed_as, "definition": FAILED_AS[failed_as]},
+        "verdict_unit": VERDICT_UNIT,
+        "by_task": group_scores(judgments, lambda j, u: [j.task], failed_as),
+        "overall": group_scores(judgments, lambda j, u: ["all"], failed_as).get("all", {}),
+        "by_dimension": group_scores(judgments, lambda j, u: u.dimensions, failed_as),
         "position_bias": position_bias(judgments),
         "n_judgments": len(judgments),
         "n_failures": len(judgments) - len(valid),
+        "n_units": n_units,
+        "n_failed_units": n_failed_units,
         "failures": {f"{j.candidate}/{j.query_id}": j.error for j in judgments if not j.ok},
         "grounded_share": sum(j.grounded for j in valid) / len(valid) if valid else math.nan,
     }

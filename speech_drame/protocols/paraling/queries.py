@@ -11,6 +11,10 @@ A query record holds ``id``, ``task`` (``paralanguage_control``, ``dynamic_varia
 For Paralanguage Control and Dynamic Variation the instruction follows the paper's fixed
 prefix, ``Please read this sentence {dimensions}: {sentence}``; for Situational Adaptation it
 is the user's utterance itself, with the cues left implicit in how it is spoken.
+
+A query is judged in *verdict units* (:attr:`Query.units`), as the released judge does: one
+per target dimension for Paralanguage Control and Situational Adaptation, one for the whole
+query (all its dimensions) for Dynamic Variation.
 """
 
 from __future__ import annotations
@@ -56,8 +60,30 @@ class Query:
             )
         if not self.dimensions or not self.instruction.strip():
             raise ValueError(f"query {self.id}: needs a dimension set and an instruction")
+        if len(set(self.dimensions)) != len(self.dimensions):
+            raise ValueError(f"query {self.id}: repeated dimensions {list(self.dimensions)}")
         if self.task != "situational_adaptation" and not self.sentence.strip():
             raise ValueError(f"query {self.id}: a {self.task} query needs the sentence to read")
+
+    @property
+    def units(self) -> tuple[tuple[str, ...], ...]:
+        """The verdict units: each is the dimensions one verdict counts for."""
+        if self.task == "dynamic_variation":
+            return (self.dimensions,)
+        return tuple((d,) for d in self.dimensions)
+
+    def unit_prompt(self, unit: tuple[str, ...]) -> str:
+        """The query text narrowed to ``unit`` (for a scorer that rates one prompt at a time):
+        the instruction itself for a query of one unit; a common-control instruction rebuilt
+        with the unit's target alone; otherwise the instruction with the unit's targets."""
+        if len(self.units) == 1:
+            return self.instruction
+        (dim,) = unit
+        value = self.targets.get(dim)
+        if self.subtask == "common" and value:
+            phrase = f"with {_article(value)} {value} {dim}"
+            return PREFIX.format(dimensions=phrase, sentence=self.sentence)
+        return f"{self.instruction} [{dim}: {value}]" if value else f"{self.instruction} [{dim}]"
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)

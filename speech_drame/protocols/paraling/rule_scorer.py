@@ -5,10 +5,11 @@
   mapped from [0.1, 0.6] to [0, 3];
 - fluency: DNSMOS OVRL mapped from [1.5, 2.5] to [0, 3] (WORLD-vocoded piper speech scores
   2.0-2.8, the same speech in 5 dB noise 1.5-1.8);
-- paralinguistics: the mean over the query's targets of a directional check on one prosodic
-  descriptor, each mapped linearly to [0, 3] between a floor and a ceiling (table
-  :data:`CUES`); a change within the utterance (dynamic variation) is rated by the F0 and
-  loudness ranges; a target without a rule is rated by overall expressiveness (F0 spread).
+- paralinguistics: for the verdict unit's target (the mean over its targets when a unit has
+  several), a directional check on one prosodic descriptor, mapped linearly to [0, 3] between
+  a floor and a ceiling (table :data:`CUES`); a change within the utterance (dynamic
+  variation) is rated by the F0 and loudness ranges; a target without a rule is rated by
+  overall expressiveness (F0 spread).
 
 These are coarse heuristics for a single piper voice (absolute pitch and rate thresholds),
 meant to make the protocol run offline; swap in a trained scorer for real measurements.
@@ -66,8 +67,9 @@ def cue_for(target: str, dynamic: bool) -> tuple[str, float, float]:
     return DEFAULT_CUE
 
 
-def rule_aspect_scores(query: Query, bp: Blueprint) -> dict[str, float]:
-    """Content, fluency and paralinguistics ratings (0-3) of one response's blueprint.
+def rule_aspect_scores(query: Query, unit: tuple[str, ...], bp: Blueprint) -> dict[str, float]:
+    """Content, fluency and paralinguistics ratings (0-3) of one response's blueprint for the
+    verdict ``unit`` (dimensions) of ``query``.
 
     Raises:
         ValueError: a situational query whose blueprint lacks the ``question`` similarity
@@ -81,6 +83,7 @@ def rule_aspect_scores(query: Query, bp: Blueprint) -> dict[str, float]:
         content = 3.0 * max(0.0, 1.0 - character_error_rate(query.sentence, bp.transcript.text))
     fluency = scale(bp.quality.ovrl, 1.5, 2.5)
     dynamic = query.task == "dynamic_variation"
-    cues = [cue_for(t, dynamic) for t in query.targets.values()] or [DEFAULT_CUE]
+    targets = [query.targets[d] for d in unit if d in query.targets]
+    cues = [cue_for(t, dynamic) for t in targets] or [VARIATION if dynamic else DEFAULT_CUE]
     para = sum(scale(FEATURES[f](bp), lo, hi) for f, lo, hi in cues) / len(cues)
     return {"content": content, "fluency": fluency, "paralinguistics": para}

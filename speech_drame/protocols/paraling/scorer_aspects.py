@@ -1,8 +1,9 @@
 """Aspect ratings from any archetype scorer (:class:`~speech_drame.scorers.base.Scorer`).
 
 A LiteScorer, a DRAME-Eval evaluator or a chat judge rates a response as an archetype clip
-whose role-play prompt is the query text (the ``question`` context). Its outputs are mapped to
-the paper's 0-3 aspects:
+whose role-play prompt (the ``question`` context) is the query text narrowed to one verdict
+unit (:meth:`.queries.Query.unit_prompt`), so each target dimension of a query is rated on its
+own. Its outputs are mapped to the paper's 0-3 aspects:
 
 - content: ``3 x`` the Content Pass probability;
 - fluency and naturalness: the mean of audio quality and human likeness, 1-5 -> 0-3;
@@ -76,22 +77,19 @@ class ScorerAspects:
         self.scorer = scorer
         self._scored: dict[tuple[str, str], ClipScores] = {}
 
-    @staticmethod
-    def _key(query: Query, audio: str) -> tuple[str, str]:
-        return str(audio), query.instruction
-
     def prepare(self, responses: Iterable[tuple[Query, str]], *, progress: bool = False) -> None:
-        """Score every ``(query, audio path)`` not scored yet, in one pass of the scorer."""
-        todo = {self._key(q, a): ClipInput(str(a), a, {"question": q.instruction})
-                for q, a in responses}  # fmt: skip
+        """Score every ``(query, audio path)`` for every verdict unit of the query (each unit's
+        prompt once), in one pass of the scorer."""
+        todo = {(str(a), p): ClipInput(str(a), a, {"question": p})
+                for q, a in responses for p in dict.fromkeys(map(q.unit_prompt, q.units))}  # fmt: skip
         todo = {k: c for k, c in todo.items() if k not in self._scored}
         if todo:
             results = self.scorer.score(list(todo.values()), progress=progress)
             self._scored.update(zip(todo, results, strict=True))
 
-    def rate(self, query: Query, audio: str) -> RatedResponse:
-        """The aspects of the response ``audio`` to ``query``."""
-        key = self._key(query, audio)
+    def rate(self, query: Query, unit: tuple[str, ...], audio: str) -> RatedResponse:
+        """The aspects of the response ``audio`` to ``query`` for the verdict ``unit``."""
+        key = (str(audio), query.unit_prompt(unit))
         if key not in self._scored:
             self.prepare([(query, audio)])
         clip = self._scored[key]

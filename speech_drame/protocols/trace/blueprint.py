@@ -1,32 +1,48 @@
 """TRACE's per-response blueprint: the feature-cache blueprint regrouped by judging dimension.
 
-Content is the ASR transcript (with its confidence); voice quality is DNSMOS SIG/BAK/OVRL;
-paralinguistics gathers prosody and affect descriptors in the spirit of eGeMAPS: F0 level and
-spread, loudness level and dynamics, rate, pauses, and voice-quality proxies (voicing ratio,
-frame-to-frame F0 change). Every number comes from :mod:`speech_drame.features`, so it is
-read from the feature cache when the clip was seen before. An undefined descriptor (the F0
-change of a clip without two consecutive voiced frames) is ``None`` with a ``*_note`` saying
-why, and the judge's text reads "n/a (reason)".
+Content is the ASR transcript (with its confidence); voice quality is DNSMOS P.835 SIG/BAK/OVRL
+from the *non-personalised* model plus the P.808 MOS (:data:`DNSMOS_VARIANT`; the released
+TRACE used the personalised P.835 model); paralinguistics gathers prosody descriptors in the
+spirit of eGeMAPS: F0 level and spread, loudness level and dynamics, rate, pauses, and
+voice-quality proxies (voicing ratio, frame-to-frame F0 change). The released blueprint also
+has emotion category scores and accent scores; they come from a user-supplied model
+(:mod:`.affect`) or are listed under ``not_measured`` with the reason, in the record and in the
+judge's text. Every measurement covers the clip's first 30 s; a longer clip carries an
+``audio_note`` saying so. Every number comes from :mod:`speech_drame.features`, so it is read
+from the feature cache when the clip was seen before. An undefined descriptor (the F0 change of
+a clip without two consecutive voiced frames) is ``None`` with a ``*_note`` saying why, and the
+judge's text reads "n/a (reason)".
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+from speech_drame.audio import SCORED_SECONDS
 from speech_drame.features import prosody
 from speech_drame.features.blueprint import Blueprint
+
+from .affect import ABSENT, KINDS
+
+DNSMOS_VARIANT = "DNSMOS P.835 non-personalised model (SIG/BAK/OVRL) + P.808 MOS"
+RELEASED_DNSMOS = "released TRACE: DNSMOS P.835 personalised model (SIG/BAK/OVRL) + P.808 MOS"
+Cue = tuple[str, Mapping[str, float]]  # (model name, class scores)
 
 
 def _r(value: float, digits: int = 2) -> float:
     return round(float(value), digits)
 
 
-def trace_blueprint(bp: Blueprint) -> dict[str, Any]:
+def trace_blueprint(bp: Blueprint, cues: Mapping[str, Cue] | None = None) -> dict[str, Any]:
     """The blueprint as a JSON-ready dict with ``content``, ``voice_quality``, ``paralinguistics``.
 
     When the clip was extracted with a ``question`` context (the request), ``content`` also
     holds ``relevance``: the USE-multilingual cosine similarity between transcript and request.
+    ``cues`` maps ``"emotion"``/``"accent"`` to ``(model name, class scores)``; a kind not given
+    is listed under ``not_measured`` with the reason.
     """
     p, v = bp.prosody, bp.voice_activity
     record = {
@@ -40,6 +56,8 @@ def trace_blueprint(bp: Blueprint) -> dict[str, Any]:
             "dnsmos_sig": _r(bp.quality.sig),
             "dnsmos_bak": _r(bp.quality.bak),
             "dnsmos_ovrl": _r(bp.quality.ovrl),
+            "dnsmos_p808": _r(bp.quality.p808),
+            "dnsmos_model": DNSMOS_VARIANT,
         },
         "paralinguistics": {
             "f0_median_hz": _r(p.f0_median_hz, 1),
@@ -62,7 +80,31 @@ def trace_blueprint(bp: Blueprint) -> dict[str, Any]:
         record["paralinguistics"]["f0_jitter_note"] = prosody.UNDEFINED["f0_slope_st"]
     if "question" in bp.context:
         record["content"]["relevance"] = _r(bp.context["question"], 3)
+    cues = cues or {}
+    for kind in KINDS:
+        if kind in cues:
+            model, scores = cues[kind]
+            ranked = sorted(scores.items(), key=lambda kv: -kv[1])
+            record["paralinguistics"][kind] = {
+                "model": model,
+                "scores": {k: _r(v, 3) for k, v in ranked},
+            }
+    absent = {kind: ABSENT[kind] for kind in KINDS if kind not in cues}
+    if absent:
+        record["not_measured"] = absent
+    if bp.truncated:
+        total = bp.audio.original_seconds if bp.audio is not None else None
+        length = f"lasts {total:.1f} s" if total is not None else "is longer"
+        record["audio_note"] = (
+            f"the response {length}: every measurement here, the transcript included, "
+            f"covers only its first {SCORED_SECONDS:.0f} s"
+        )
     return record
+
+
+def _scores_text(kind: str, cue: Mapping[str, Any]) -> str:
+    listed = ", ".join(f"{k} {v}" for k, v in cue["scores"].items())
+    return f"{kind} scores ({Path(cue['model']).name}): {listed}"
 
 
 def render_text(record: dict[str, Any]) -> str:
@@ -73,20 +115,25 @@ def render_text(record: dict[str, Any]) -> str:
         if p["f0_jitter_st"] is not None
         else f"n/a ({p.get('f0_jitter_note', 'undefined')})"
     )
-    return "\n".join(
-        [
-            f'Content: transcript "{c["transcript"]}" (ASR avg logprob {c["asr_avg_logprob"]}, '
-            f"no-speech prob {c['no_speech_prob']}"
-            + (f", similarity to the request {c['relevance']}" if "relevance" in c else "")
-            + f"); duration {record['duration_s']} s",
-            f"Voice quality: DNSMOS SIG {q['dnsmos_sig']}, BAK {q['dnsmos_bak']}, "
-            f"OVRL {q['dnsmos_ovrl']} (1-5, higher is better)",
-            f"Paralinguistics: F0 median {p['f0_median_hz']} Hz, spread {p['f0_std_st']} st "
-            f"(5-95% range {p['f0_range_st']} st); loudness {p['loudness_mean_db']} dBFS, "
-            f"std {p['loudness_std_db']} dB, range {p['loudness_range_db']} dB; "
-            f"rate {p['syllables_per_s']} syll/s, {p['words_per_s']} words/s; "
-            f"pauses {p['pauses_per_min']}/min, mean {p['mean_pause_s']} s, "
-            f"pause ratio {p['pause_ratio']}; voiced ratio {p['voiced_ratio']}, "
-            f"F0 jitter {jitter}",
-        ]
-    )
+    extra = [_scores_text(kind, p[kind]) for kind in KINDS if kind in p]
+    lines = [
+        f'Content: transcript "{c["transcript"]}" (ASR avg logprob {c["asr_avg_logprob"]}, '
+        f"no-speech prob {c['no_speech_prob']}"
+        + (f", similarity to the request {c['relevance']}" if "relevance" in c else "")
+        + f"); duration {record['duration_s']} s",
+        f"Voice quality: {q['dnsmos_model']}: SIG {q['dnsmos_sig']}, BAK {q['dnsmos_bak']}, "
+        f"OVRL {q['dnsmos_ovrl']}, P.808 {q['dnsmos_p808']} (1-5, higher is better)",
+        f"Paralinguistics: F0 median {p['f0_median_hz']} Hz, spread {p['f0_std_st']} st "
+        f"(5-95% range {p['f0_range_st']} st); loudness {p['loudness_mean_db']} dBFS, "
+        f"std {p['loudness_std_db']} dB, range {p['loudness_range_db']} dB; "
+        f"rate {p['syllables_per_s']} syll/s, {p['words_per_s']} words/s; "
+        f"pauses {p['pauses_per_min']}/min, mean {p['mean_pause_s']} s, "
+        f"pause ratio {p['pause_ratio']}; voiced ratio {p['voiced_ratio']}, "
+        f"F0 jitter {jitter}" + "".join(f"; {e}" for e in extra),
+    ]
+    if record.get("not_measured"):
+        kinds = " and ".join(f"{kind} scores" for kind in record["not_measured"])
+        lines.append(f"Not measured: {kinds} (no model for them was run)")
+    if "audio_note" in record:
+        lines.append(f"Note: {record['audio_note']}")
+    return "\n".join(lines)

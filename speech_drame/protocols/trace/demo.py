@@ -3,8 +3,9 @@
 Each response is a piper rendering of a right or wrong answer to a request, clean or mixed
 with white noise at 5 dB SNR, spoken with a lively or a flat delivery. The dimension labels
 follow from how the two responses were built (right/clean/lively = acceptable), in the HCoT
-order; the overall label is their content-first fusion. **These are proxy labels, not human
-judgments**: the demo shows the protocol running end to end, not its agreement with people.
+order; the overall label is their ``content_first`` fusion (the released SpeakBench rule).
+**These are proxy labels, not human judgments**: the demo shows the protocol running end to
+end, not its agreement with people.
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ class Response:
 
 
 R = Response
-# (response 1, response 2): every typed label occurs on some dimension
+# (response 1, response 2): every typed label occurs on some dimension; overall 1, 2 and
+# both_bad occur (the last pair: wrong and flat on both sides)
 PAIRS: tuple[tuple[Response, Response], ...] = (
     (R(True, True, True), R(True, True, False)),
     (R(True, True, True), R(False, True, True)),
@@ -63,6 +65,7 @@ PAIRS: tuple[tuple[Response, Response], ...] = (
     (R(True, False, True), R(True, True, True)),
     (R(True, True, False), R(True, False, False)),
     (R(False, True, True), R(True, False, False)),
+    (R(False, True, False), R(False, False, False)),
 )
 
 

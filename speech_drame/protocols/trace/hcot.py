@@ -3,7 +3,10 @@
 A label file is JSONL (or a JSON list) of records with ``content``, ``voice_quality``,
 ``paralinguistics`` and ``overall``, each ``"1"``, ``"2"``, ``"both_good"`` or ``"both_bad"``,
 and an ``id`` (the line number when absent). Predictions use the same format; a prediction may
-hold ``overall`` only (an overall-only judge), and the dimension metrics then skip it.
+hold ``overall`` only (an overall-only judge), and the dimension metrics then skip it. A
+prediction that has dimension labels but no content label (absent or null) has a *missing
+content label*; :func:`evaluate` treats it by the missing-content rule
+(:data:`~.labels.MISSING_CONTENT`).
 """
 
 from __future__ import annotations
@@ -18,7 +21,16 @@ from typing import Any
 from speech_drame.atomic_io import write_text
 from speech_drame.jsonl import read_objects
 
-from .labels import DIMENSIONS, LABELS, OVERALL, WINNERS, parse_label
+from .labels import (
+    DIMENSIONS,
+    LABELS,
+    MISSING_CONTENT,
+    OVERALL,
+    WINNERS,
+    MissingContent,
+    check_missing_content,
+    parse_label,
+)
 
 FIELDS: tuple[str, ...] = (*DIMENSIONS, OVERALL)
 
@@ -111,6 +123,9 @@ class Evaluation:
     content_tie_resolution: dict[str, Any] = field(default_factory=dict)
     confusion: dict[str, dict[str, int]] = field(default_factory=dict)  # gold -> predicted
     mcnemar: dict[str, Any] | None = None
+    # the missing-content rule, its definition, the pairs it touched (and, under both_bad,
+    # those whose overall in the file was not both_bad)
+    missing_content: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(vars(self))
@@ -125,15 +140,53 @@ def _by_id(pairs: Sequence[PairLabels], what: str) -> dict[str, PairLabels]:
     return out
 
 
+def missing_content_label(pair: PairLabels) -> bool:
+    """True when ``pair`` has dimension labels but no content label (not an overall-only one)."""
+    return "content" not in pair.labels and any(d in pair.labels for d in DIMENSIONS)
+
+
+def apply_missing_content(
+    predictions: Sequence[PairLabels], rule: MissingContent
+) -> tuple[list[PairLabels], dict[str, Any]]:
+    """``predictions`` under the missing-content ``rule``, and what it did.
+
+    ``both_bad`` (released): such a pair's overall becomes both_bad (``changed`` lists those
+    whose file said otherwise); ``exclude``: such pairs are dropped.
+    """
+    check_missing_content(rule)
+    hit = [p.id for p in predictions if missing_content_label(p)]
+    info: dict[str, Any] = {
+        "rule": rule,
+        "definition": MISSING_CONTENT[rule],
+        "n": len(hit),
+        "ids": hit,
+    }
+    if rule == "exclude":
+        drop = set(hit)
+        return [p for p in predictions if p.id not in drop], info
+    out, changed = [], []
+    for p in predictions:
+        if missing_content_label(p) and p[OVERALL] != "both_bad":
+            changed.append(p.id)
+            p = PairLabels(p.id, {**p.labels, OVERALL: "both_bad"})
+        out.append(p)
+    info["changed"] = changed
+    return out, info
+
+
 def evaluate(
     predictions: Sequence[PairLabels],
     gold: Sequence[PairLabels],
     other: Sequence[PairLabels] | None = None,
+    missing_content: MissingContent = "both_bad",
 ) -> Evaluation:
     """Agreement of ``predictions`` with the ``gold`` HCoT labels.
 
     Pairs are matched by id. A gold pair without a prediction is a failure of the judge:
-    excluded from every number and listed in ``missing``. Reported: accuracy and Cohen's kappa
+    excluded from every number and listed in ``missing``. A prediction with a missing content
+    label follows ``missing_content`` (:func:`apply_missing_content`; the same rule is applied
+    to ``other``); the pairs affected are listed in ``missing_content``, and under ``exclude``
+    they are left out of every number. Reported: accuracy and Cohen's kappa
     per dimension and overall; the winner-on-bad rate (a winner named where humans said
     both_bad); accuracy on the slice where humans named a winner; the share of pairs whose
     human content label is a tie (both_good or both_bad) that the judge resolved to a winner
@@ -152,10 +205,18 @@ def evaluate(
     unknown = sorted(set(pred_by) - set(gold_by))
     if unknown:
         raise ValueError(f"predictions for ids not in the gold labels: {unknown[:5]}")
+    kept, handled = apply_missing_content(list(pred_by.values()), missing_content)
+    pred_by = {p.id: p for p in kept}
+    excluded = set(handled["ids"]) if missing_content == "exclude" else set()
     ids = [i for i in gold_by if i in pred_by]
     if not ids:
         raise ValueError("no gold pair has a prediction")
-    result = Evaluation(len(gold_by), len(ids), [i for i in gold_by if i not in pred_by])
+    result = Evaluation(
+        len(gold_by),
+        len(ids),
+        [i for i in gold_by if i not in pred_by and i not in excluded],
+        missing_content=handled,
+    )
     for name in FIELDS:
         both = [i for i in ids if name in pred_by[i].labels and name in gold_by[i].labels]
         if not both:
@@ -180,7 +241,7 @@ def evaluate(
     for i in ids:
         result.confusion[gold_o[i]][pred_o[i]] += 1
     if other is not None:
-        other_by = _by_id(other, "other")
+        other_by = _by_id(apply_missing_content(other, missing_content)[0], "other")
         shared = [i for i in ids if i in other_by]
         if not shared:
             raise ValueError("the other judge labelled none of the evaluated pairs")

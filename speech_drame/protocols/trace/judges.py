@@ -34,7 +34,11 @@ class TraceJudge(Protocol):
     def decide(
         self, instruction: str, first: Mapping[str, Any], second: Mapping[str, Any]
     ) -> tuple[dict[str, DimensionDecision], str | None]:
-        """Decisions by dimension and the raw answer (``None`` for offline judges)."""
+        """Decisions by dimension and the raw answer (``None`` for offline judges).
+
+        ``content`` may be absent (a judge that gave no content decision); the run's
+        missing-content rule then decides the pair.
+        """
         ...
 
 
@@ -139,7 +143,9 @@ TRACE_SYSTEM = "You are a meticulous evaluator of spoken responses from voice as
 TRACE_INSTRUCTIONS = """\
 You cannot hear the two spoken responses below. Instead, each comes with a blueprint of \
 measurements taken from its audio: what was said (an automatic transcript), how clean the \
-voice sounds (DNSMOS, 1-5), and how it was delivered (pitch, loudness, rate, pauses).
+voice sounds (DNSMOS, 1-5), and how it was delivered (pitch, loudness, rate, pauses, and \
+emotion or accent scores when a model measured them). The blueprint says which cues were not \
+measured and when only the start of a long response was analysed.
 
 Judge three dimensions separately, in this order, using only the blueprints and the request:
 - content: does the response say what the request asks for, correctly and completely?
@@ -159,10 +165,19 @@ Reply with one JSON object and nothing else:
 
 
 def parse_trace_answer(data: Mapping[str, Any], raw: str) -> dict[str, DimensionDecision]:
-    """Per-dimension decisions of a TRACE JSON answer; anything missing or invalid fails."""
+    """Per-dimension decisions of a TRACE JSON answer.
+
+    A content decision that is absent or null (no entry, or no label) is left out of the result:
+    :func:`~.labels.fuse_labels` applies the missing-content rule to it. Anything else missing
+    or invalid fails.
+    """
     out: dict[str, DimensionDecision] = {}
     for dim in DIMENSIONS:
         entry = data.get(dim)
+        if dim == "content" and (
+            entry is None or (isinstance(entry, Mapping) and entry.get("label") is None)
+        ):
+            continue
         if not isinstance(entry, Mapping):
             raise VerdictError(f"missing dimension {dim!r}", raw)
         try:

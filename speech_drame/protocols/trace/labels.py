@@ -4,15 +4,26 @@ Every dimension (content, voice quality, paralinguistics) and the overall judgme
 of four labels: ``"1"`` or ``"2"`` (that response wins), ``"both_good"`` (both acceptable, no
 winner) or ``"both_bad"`` (neither acceptable).
 
-Fusion policies (TRACE; the rules are written in :func:`fuse`):
+Fusion policies (one-line definitions in :data:`POLICY_DEFINITIONS`; the rules are in
+:func:`fuse`):
 
-- ``content_first`` (SpeakBench): both_bad on content or paralinguistics makes the pair
-  both_bad; otherwise a content winner wins; a content tie is broken by paralinguistics, then
-  by voice quality; with no winner anywhere the pair is both_good.
-- ``acceptability_cap`` (S2S-Arena): both_bad on content or paralinguistics makes the pair
-  both_bad; content and paralinguistics are equal gates, so a winner on one of them wins when
-  the other is tied, but when they name different winners each response lost a gate and
-  neither may win (both_bad); with both gates tied, voice quality breaks the tie.
+- ``content_first`` (SpeakBench; the released TRACE fusion): the pair is both_bad only when
+  content and paralinguistics are both both_bad; otherwise the first dimension that names a
+  winner, in the order content, paralinguistics, voice quality, decides; with no winner
+  anywhere the pair is both_good if content is both_good and both_bad otherwise. Voice
+  quality and paralinguistics only break content ties.
+- ``acceptability_cap`` (S2S-Arena; the released TRACE fusion): both_bad on content or
+  paralinguistics makes the pair both_bad; content and paralinguistics are equal gates, so a
+  winner on one of them wins when the other is tied, but when they name different winners
+  each response lost a gate and neither may win (both_bad); with both gates tied, voice
+  quality breaks the tie.
+- ``content_first_gated`` (this package's earlier content-first rule, kept for comparison):
+  both_bad on content *or* paralinguistics makes the pair both_bad; otherwise content,
+  paralinguistics, voice quality name the winner in that order; no winner gives both_good.
+  It differs from ``content_first`` on 22 of the 64 label triples.
+
+A missing content label (:data:`MISSING_CONTENT`): the released fusion turns it into an
+overall both_bad (``both_bad``); ``exclude`` treats the pair as a failure instead.
 """
 
 from __future__ import annotations
@@ -24,8 +35,35 @@ LABELS: tuple[str, ...] = ("1", "2", "both_good", "both_bad")
 WINNERS: tuple[str, ...] = ("1", "2")
 DIMENSIONS: tuple[str, ...] = ("content", "voice_quality", "paralinguistics")
 OVERALL = "overall"
-POLICIES: tuple[str, ...] = ("content_first", "acceptability_cap")
-Policy = Literal["content_first", "acceptability_cap"]
+POLICY_DEFINITIONS: dict[str, str] = {
+    "content_first": (
+        "released SpeakBench fusion: both_bad only if content and paralinguistics are both "
+        "both_bad; else the first winner in content > paralinguistics > voice quality; "
+        "no winner: both_good if content is both_good, else both_bad"
+    ),
+    "acceptability_cap": (
+        "released S2S-Arena fusion: content and paralinguistics cap acceptability (both_bad on "
+        "either, or different winners on them, gives both_bad); else the first winner in "
+        "content > paralinguistics > voice quality; no winner: both_good"
+    ),
+    "content_first_gated": (
+        "this package's earlier rule: both_bad if content or paralinguistics is both_bad; else "
+        "the first winner in content > paralinguistics > voice quality; no winner: both_good"
+    ),
+}
+POLICIES: tuple[str, ...] = tuple(POLICY_DEFINITIONS)
+Policy = Literal["content_first", "acceptability_cap", "content_first_gated"]
+MISSING_CONTENT: dict[str, str] = {
+    "both_bad": (
+        "released TRACE convention: a pair whose content label is missing is labelled both_bad "
+        "overall and counted"
+    ),
+    "exclude": (
+        "this package's earlier convention: a pair whose content label is missing is a failure, "
+        "left out of every number"
+    ),
+}
+MissingContent = Literal["both_bad", "exclude"]
 
 
 def parse_label(value: Any, where: str = "label") -> str:
@@ -47,6 +85,18 @@ def check_policy(policy: str) -> Policy:
     return policy  # type: ignore[return-value]
 
 
+def check_missing_content(rule: str) -> MissingContent:
+    if rule not in MISSING_CONTENT:
+        raise ValueError(
+            f"unknown missing-content rule {rule!r}; use one of {', '.join(MISSING_CONTENT)}"
+        )
+    return rule  # type: ignore[return-value]
+
+
+def _first_winner(*labels: str) -> str | None:
+    return next((label for label in labels if label in WINNERS), None)
+
+
 def fuse(content: str, voice_quality: str, paralinguistics: str, policy: Policy) -> str:
     """The overall label of a pair from its three dimension labels under ``policy``."""
     check_policy(policy)
@@ -56,24 +106,46 @@ def fuse(content: str, voice_quality: str, paralinguistics: str, policy: Policy)
         ("paralinguistics", paralinguistics),
     ):
         parse_label(value, name)
+    winner = _first_winner(content, paralinguistics, voice_quality)
+    if policy == "content_first":
+        if content == paralinguistics == "both_bad":
+            return "both_bad"
+        if winner is not None:
+            return winner
+        return "both_good" if content == "both_good" else "both_bad"
     if "both_bad" in (content, paralinguistics):
         return "both_bad"
-    if policy == "content_first":
-        for label in (content, paralinguistics, voice_quality):
-            if label in WINNERS:
-                return label
-        return "both_good"
+    if policy == "content_first_gated":
+        return winner or "both_good"
     gates = {label for label in (content, paralinguistics) if label in WINNERS}
     if len(gates) == 2:
         return "both_bad"
-    if gates:
-        return gates.pop()
-    return voice_quality if voice_quality in WINNERS else "both_good"
+    return winner or "both_good"
 
 
-def fuse_labels(labels: Mapping[str, str], policy: Policy) -> str:
-    """:func:`fuse` over a mapping holding the three dimension labels."""
-    missing = [d for d in DIMENSIONS if d not in labels]
+class MissingContentLabel(ValueError):
+    """The content label is missing and the ``exclude`` rule makes the pair a failure."""
+
+
+def fuse_labels(
+    labels: Mapping[str, str], policy: Policy, missing_content: MissingContent = "both_bad"
+) -> str:
+    """:func:`fuse` over a mapping holding the dimension labels.
+
+    A missing ``content`` label gives ``both_bad`` under ``missing_content="both_bad"``
+    (whatever the other two say, as in the released fusion) and raises
+    :class:`MissingContentLabel` under ``"exclude"``.
+
+    Raises:
+        ValueError: voice quality or paralinguistics missing while content is present.
+    """
+    check_missing_content(missing_content)
+    if labels.get("content") is None:
+        if missing_content == "exclude":
+            raise MissingContentLabel("missing dimension 'content'")
+        check_policy(policy)
+        return "both_bad"
+    missing = [d for d in DIMENSIONS if labels.get(d) is None]
     if missing:
         raise ValueError(f"dimension labels missing: {', '.join(missing)}")
     return fuse(labels["content"], labels["voice_quality"], labels["paralinguistics"], policy)
