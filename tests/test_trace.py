@@ -29,7 +29,9 @@ from speech_drame.protocols.trace.judges import (
 from speech_drame.protocols.trace.labels import (
     LABELS,
     MISSING_CONTENT,
+    MISSING_OTHER,
     MissingContentLabel,
+    MissingLabel,
     fuse,
     fuse_labels,
     parse_label,
@@ -118,10 +120,50 @@ def test_missing_content_label_fuses_by_the_chosen_rule():
             assert fuse_labels({**labels, "content": None}, policy, "both_bad") == "both_bad"
             with pytest.raises(MissingContentLabel, match="missing dimension 'content'"):
                 fuse_labels(labels, policy, "exclude")
-    with pytest.raises(ValueError, match="dimension labels missing: voice_quality"):
-        fuse_labels({"content": "1", "paralinguistics": "1"}, "content_first")
+    with pytest.raises(MissingLabel, match="missing dimension 'voice_quality'"):
+        fuse_labels({"content": "1", "paralinguistics": "1"}, "content_first", missing_other="fail")
     with pytest.raises(ValueError, match="unknown missing-content rule 'skip'"):
         fuse_labels({"content": "1"}, "content_first", "skip")  # type: ignore[arg-type]
+
+
+# A missing voice-quality or paralinguistics label (None), written by hand from the released
+# fusion, where the missing label is an unknown value: never a winner, never both_good or
+# both_bad in the SpeakBench rule; unacceptable for both in S2S-Arena's RatingMin cap.
+# Rows: content label; one character per label of the dimension still present (1, 2, G, B).
+NO_VOICE_QUALITY = {  # characters: paralinguistics
+    "content_first": {"1": "1111", "2": "2222", "G": "12GG", "B": "12BB"},
+    "acceptability_cap": {"1": "1B1B", "2": "B22B", "G": "12GB", "B": "BBBB"},
+    "content_first_gated": {"1": "111B", "2": "222B", "G": "12GB", "B": "BBBB"},
+}
+NO_PARALINGUISTICS = {  # characters: voice quality
+    "content_first": {"1": "1111", "2": "2222", "G": "12GG", "B": "12BB"},
+    "acceptability_cap": {"1": "BBBB", "2": "BBBB", "G": "BBBB", "B": "BBBB"},
+    "content_first_gated": {"1": "1111", "2": "2222", "G": "12GG", "B": "BBBB"},
+}
+NEITHER = {"content_first": "12GB", "acceptability_cap": "BBBB", "content_first_gated": "12GB"}
+
+
+@pytest.mark.parametrize("policy", sorted(TABLES))
+def test_missing_voice_quality_or_paralinguistics_names_no_winner_by_hand(policy):
+    order = ("1", "2", "G", "B")
+    for c in order:
+        for i, x in enumerate(order):
+            no_vq = {"content": CODE[c], "paralinguistics": CODE[x]}
+            assert fuse(CODE[c], None, CODE[x], policy) == CODE[NO_VOICE_QUALITY[policy][c][i]]
+            assert fuse_labels(no_vq, policy) == CODE[NO_VOICE_QUALITY[policy][c][i]]
+            no_para = {"content": CODE[c], "voice_quality": CODE[x], "paralinguistics": None}
+            assert fuse_labels(no_para, policy) == CODE[NO_PARALINGUISTICS[policy][c][i]]
+            for labels in (no_vq, no_para):
+                with pytest.raises(MissingLabel, match="missing dimension '"):
+                    fuse_labels(labels, policy, missing_other="fail")
+        assert fuse_labels({"content": CODE[c]}, policy) == CODE[NEITHER[policy][order.index(c)]]
+    with pytest.raises(MissingLabel, match="missing dimensions 'voice_quality', 'paral"):
+        fuse_labels({"content": "1"}, policy, missing_other="fail")
+    # fail is checked before the missing-content rule: such a pair fails whatever its content
+    with pytest.raises(MissingLabel, match="'paralinguistics'"):
+        fuse_labels({"voice_quality": "1"}, policy, missing_other="fail")
+    with pytest.raises(ValueError, match="unknown missing-label rule 'skip'"):
+        fuse_labels({"content": "1"}, policy, missing_other="skip")  # type: ignore[arg-type]
 
 
 def test_labels_are_parsed_strictly():
@@ -282,7 +324,8 @@ def blueprint_record(transcript="hello there friend", ovrl=3.2, f0_std=2.5, rate
         "content": {"transcript": transcript, "asr_avg_logprob": -0.3, "no_speech_prob": 0.01,
                     "relevance": rel},
         "voice_quality": {"dnsmos_sig": 3.5, "dnsmos_bak": 4.0, "dnsmos_ovrl": ovrl,
-                          "dnsmos_p808": 3.3, "dnsmos_model": "DNSMOS P.835 test"},
+                          "dnsmos_p808": 3.3, "dnsmos_variant": "plain",
+                          "dnsmos_model": "DNSMOS P.835 test"},
         "paralinguistics": {
             "f0_median_hz": 120.0, "f0_std_st": f0_std, "f0_range_st": 3 * f0_std,
             "loudness_mean_db": -25.0, "loudness_std_db": 6.0, "loudness_range_db": 18.0,
@@ -321,9 +364,9 @@ BAD_ANSWERS = {
     "malformed": (chat_body('{"content": {"label": "1"'), r"not valid JSON"),
     "refusal_text": (chat_body("I can't compare these."), r"not valid JSON"),
     "refusal_field": (chat_body(None, refusal="Sorry, I cannot."), r"refusal: Sorry"),
-    "missing": (
-        chat_body(json.dumps({k: v for k, v in GOOD_ANSWER.items() if k != "voice_quality"})),
-        r"missing dimension 'voice_quality'",
+    "not_an_object": (
+        chat_body(json.dumps({**GOOD_ANSWER, "voice_quality": "1"})),
+        r"voice_quality is '1', expected an object with a label",
     ),
     "bad_label": (
         chat_body(json.dumps({**GOOD_ANSWER, "content": {"label": "tie", "reason": ""}})),
@@ -536,6 +579,32 @@ def test_a_verdict_without_content_follows_the_missing_content_rule(demo, server
     assert excluded.missing_content == [pairs[1].id]
 
 
+def test_a_verdict_without_paralinguistics_follows_the_missing_other_rule(demo, server):  # noqa: F811
+    from speech_drame.protocols.trace.protocol import load_pairs, run_trace
+
+    root, manifest, _ = demo
+    pairs = load_pairs(manifest)[:2]
+    no_para = {**GOOD_ANSWER, "content": {"label": "both_bad", "reason": "both off topic"},
+               "voice_quality": {"label": "2", "reason": "1 is noisy"}}  # fmt: skip
+    no_para.pop("paralinguistics")
+    answers = [json.dumps(GOOD_ANSWER), json.dumps(no_para)] * 3
+    server.routes["nopara"] = lambda p, n: reply(chat_body(answers[n]))
+    judge = ChatTraceJudge(ChatClient(server.url, "nopara", timeout=5.0, max_retries=0))
+    released = run_trace(pairs, judge, cache=root / "cache")
+    # content both_bad, paralinguistics unknown: no both_bad veto, voice quality names 2
+    assert released.failures == {} and released.missing_other == {pairs[1].id: ["paralinguistics"]}
+    assert dict(released.labels[1].labels) == {"content": "both_bad", "voice_quality": "2",
+                                               "overall": "2"}  # fmt: skip
+    report = released.to_dict()
+    assert report["missing_other_rule"] == "no-winner" and report["n_missing_other"] == 1
+    capped = run_trace(pairs, judge, "acceptability_cap", cache=root / "cache")
+    assert capped.labels[1]["overall"] == "both_bad"
+    failed = run_trace(pairs, judge, cache=root / "cache", missing_other="fail")
+    assert failed.failures == {pairs[1].id: "missing dimension 'paralinguistics'"}
+    assert [p.id for p in failed.labels] == [pairs[0].id]
+    assert failed.to_dict()["missing_other_definition"] == MISSING_OTHER["fail"]
+
+
 def test_evaluation_applies_the_missing_content_rule_by_hand():
     dims = {"content": "1", "voice_quality": "1", "paralinguistics": "1"}
     gold = [
@@ -571,9 +640,27 @@ def test_cli_states_the_conventions_it_used(demo, tmp_path, capsys):
     assert "fusion content_first: released SpeakBench fusion" in printed
     assert "missing content both_bad: released TRACE convention" in printed
     assert "blueprint emotion: absent: no offline speech-emotion model" in printed
+    assert "missing other no-winner: released TRACE convention" in printed
+    assert "blueprint dnsmos: personalised: DNSMOS P.835 personalised model" in printed
     run = json.loads((tmp_path / "run.json").read_text())
-    assert "non-personalised" in run["blueprint_cues"]["dnsmos"]
-    assert "personalised model" in run["blueprint_cues"]["dnsmos"]
+    assert run["dnsmos_variant"] == "personalised" and "released TRACE" in run["dnsmos_definition"]
+    assert run["blueprint_cues"]["dnsmos"].startswith("personalised: DNSMOS P.835 personalised")
+    assert run["missing_other_rule"] == "no-winner" and run["n_missing_other"] == 0
+    assert run["missing_other_definition"] == MISSING_OTHER["no-winner"]
+    assert {bp["voice_quality"]["dnsmos_variant"] for bp in run["blueprints"].values()} == {
+        "personalised"
+    }
+    assert main(["trace", "run", str(manifest), "--feature-cache", str(root / "cache"),
+                 "--dnsmos", "plain", "--missing-other", "fail", "--out", str(tmp_path / "p.jsonl"),
+                 "--json-out", str(tmp_path / "plain.json")]) == 0  # fmt: skip
+    printed = capsys.readouterr().out
+    assert "missing other fail: this package's earlier convention" in printed
+    assert "blueprint dnsmos: plain: DNSMOS P.835 non-personalised model" in printed
+    plain = json.loads((tmp_path / "plain.json").read_text())
+    assert plain["dnsmos_variant"] == "plain" and plain["missing_other_rule"] == "fail"
+    assert {bp["voice_quality"]["dnsmos_variant"] for bp in plain["blueprints"].values()} == {
+        "plain"
+    }
     assert run["blueprint_cues"]["accent"].startswith("absent: ")
     pred = [p for p in load_labels(out, require_dimensions=False) if p.id != "pair0"]
     pred.append(PairLabels("pair0", {"voice_quality": "1", "paralinguistics": "1",
@@ -693,3 +780,64 @@ def test_emotion_model_folder_errors_name_the_folder(tmp_path):
     folder = tiny_emotion_model(tmp_path / "unnamed", id2label={0: "LABEL_0", 1: "LABEL_1"})
     with pytest.raises(ValueError, match="unnamed: the model's id2label must name each"):
         AudioClassifier.from_folder(folder, "emotion")
+
+
+def test_personalised_dnsmos_is_cached_per_clip_beside_the_plain_features(demo, monkeypatch):
+    from dataclasses import asdict
+
+    from speech_drame.audio import SCORED_SECONDS, load_audio
+    from speech_drame.features import quality
+    from speech_drame.features.blueprint import extract_blueprint
+    from speech_drame.protocols.trace.protocol import load_pairs, pair_blueprints
+
+    root, manifest, _ = demo
+    pair = load_pairs(manifest)[0]
+    key = (pair.audio_1, pair.instruction)
+    cache = FeatureCache(root / "cache")
+    records, errors = pair_blueprints([pair], cache)  # personalised by default
+    assert errors == {}
+    bp = extract_blueprint(pair.audio_1, {"question": pair.instruction}, cache=cache)
+    expected = quality.dnsmos(load_audio(pair.audio_1, max_seconds=SCORED_SECONDS), "personalised")
+    vq = records[key]["voice_quality"]
+    assert vq["dnsmos_variant"] == "personalised" and "personalised model" in vq["dnsmos_model"]
+    assert [vq[f"dnsmos_{k}"] for k in ("sig", "bak", "ovrl", "p808")] == [
+        round(v, 2) for v in (expected.sig, expected.bak, expected.ovrl, expected.p808)
+    ]
+    assert abs(expected.ovrl - bp.quality.ovrl) > 0.05  # a different model, not a relabel
+    assert cache.get("dnsmos-personalised", quality.VERSION, bp.sha256) == pytest.approx(
+        asdict(expected)
+    )
+    assert cache.get("dnsmos", quality.VERSION, bp.sha256) == asdict(bp.quality)  # plain kept
+    plain, _ = pair_blueprints([pair], cache, dnsmos="plain")
+    assert plain[key]["voice_quality"]["dnsmos_ovrl"] == round(bp.quality.ovrl, 2)
+    assert plain[key]["voice_quality"]["dnsmos_variant"] == "plain"
+
+    def fail(*args, **kwargs):
+        raise AssertionError("DNSMOS recomputed instead of read from the cache")
+
+    monkeypatch.setattr(quality, "dnsmos", fail)
+    again, _ = pair_blueprints([pair], cache)
+    assert again == records
+    with pytest.raises(ValueError, match="unknown DNSMOS variant 'p835'"):
+        pair_blueprints([pair], cache, dnsmos="p835")  # type: ignore[arg-type]
+
+
+def test_rule_judge_takes_the_ovrl_floor_of_the_blueprints_variant():
+    from speech_drame.protocols.trace.judges import RuleThresholds
+
+    floors = RuleThresholds().min_ovrl
+    between = (floors["plain"] + floors["personalised"]) / 2
+    good, mid = blueprint_record(ovrl=3.5), blueprint_record(ovrl=between)
+    decisions, _ = RuleJudge().decide("hi", mid, good)  # plain: both acceptable, 3.5 clearly better
+    assert decisions["voice_quality"].label == "2"
+    assert "acceptable: yes / yes" in decisions["voice_quality"].reason
+    for bp in (good, mid):
+        bp["voice_quality"]["dnsmos_variant"] = "personalised"
+    decisions, _ = RuleJudge().decide("hi", mid, good)
+    assert "acceptable: no / yes" in decisions["voice_quality"].reason
+    mid["voice_quality"]["dnsmos_variant"] = "plain"
+    with pytest.raises(ValueError, match=r"one DNSMOS variant .* got \['personalised', 'plain'\]"):
+        RuleJudge().decide("hi", mid, good)
+    del mid["voice_quality"]["dnsmos_variant"]
+    with pytest.raises(ValueError, match="dnsmos_variant"):
+        RuleJudge().decide("hi", mid, good)

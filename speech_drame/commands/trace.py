@@ -85,7 +85,7 @@ def _run_trace(args: argparse.Namespace) -> int:
     from ..protocols.trace.affect import AudioClassifier
     from ..protocols.trace.hcot import write_labels
     from ..protocols.trace.judges import ChatTraceJudge, RuleJudge
-    from ..protocols.trace.labels import MISSING_CONTENT, POLICY_DEFINITIONS
+    from ..protocols.trace.labels import MISSING_CONTENT, MISSING_OTHER, POLICY_DEFINITIONS
     from ..protocols.trace.protocol import load_pairs, run_trace
 
     pairs = load_pairs(args.pairs)
@@ -106,6 +106,8 @@ def _run_trace(args: argparse.Namespace) -> int:
         cache=feature_cache(args),
         missing_content=args.missing_content,
         classifiers=classifiers,
+        missing_other=args.missing_other,
+        dnsmos=args.dnsmos,
     )
     print(f"wrote {write_labels(result.labels, args.out)}: {len(result.labels)} pairs labelled")
     print(f"fusion {args.policy}: {POLICY_DEFINITIONS[args.policy]}")
@@ -113,6 +115,12 @@ def _run_trace(args: argparse.Namespace) -> int:
     print(
         f"missing content {args.missing_content}: {MISSING_CONTENT[args.missing_content]} "
         f"({len(result.missing_content)} pair(s) without a content decision {effect})"
+    )
+    effect = "fused without a winner there" if args.missing_other == "no-winner" else "failed"
+    print(
+        f"missing other {args.missing_other}: {MISSING_OTHER[args.missing_other]} "
+        f"({len(result.missing_other)} pair(s) without a voice-quality or paralinguistics "
+        f"decision {effect})"
     )
     for kind, source in result.cues.items():
         print(f"blueprint {kind}: {source}")
@@ -124,7 +132,9 @@ def _run_trace(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    from ..protocols.trace.labels import MISSING_CONTENT, POLICIES
+    from ..features.quality import VARIANTS
+    from ..protocols.trace.blueprint import RELEASED_DNSMOS
+    from ..protocols.trace.labels import MISSING_CONTENT, MISSING_OTHER, POLICIES
 
     parser = subparsers.add_parser("trace", help=__doc__.split(": ", 1)[1])
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -141,6 +151,21 @@ def register(subparsers) -> None:
         help="fusion of the dimension labels: content_first and acceptability_cap are the "
         "released SpeakBench and S2S-Arena rules; content_first_gated is this package's "
         "earlier rule (both_bad content or paralinguistics gives both_bad)",
+    )
+    run_.add_argument(
+        "--dnsmos",
+        choices=VARIANTS,
+        default=RELEASED_DNSMOS,
+        help="DNSMOS P.835 model of the blueprint's voice quality: personalised (released "
+        "TRACE; computed once per clip and cached) or plain (the feature cache's, this "
+        "package's earlier blueprint)",
+    )
+    run_.add_argument(
+        "--missing-other",
+        choices=tuple(MISSING_OTHER),
+        default="no-winner",
+        help="a verdict without a voice-quality or paralinguistics label: no winner on that "
+        "dimension (released TRACE) or a failure (this package's earlier behaviour)",
     )
     run_.add_argument(
         "--emotion-model",

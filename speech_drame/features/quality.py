@@ -7,15 +7,20 @@ aligned to the clip's end) instead of windows every second: a 30 s clip costs 4 
 instead of 22. On a single-window clip the values equal ``speechmos.dnsmos.run`` (checked in
 the tests). The P.808 log-mel input is computed with :mod:`speech_drame.features.spectral`
 (librosa-identical, without librosa's numba start-up).
+
+Two P.835 models (:data:`VARIANTS`): ``"plain"``, the non-personalised model that the feature
+cache and the blueprint use (cache name :data:`NAME`), and ``"personalised"``, the model
+trained to penalise interfering talkers (``speechmos/pdnsmos_models``, with its own calibration
+polynomials; cache name ``dnsmos-personalised``). The P.808 model is the same for both.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -28,10 +33,29 @@ NAME = "dnsmos"
 VERSION = "1"
 SR = 16_000
 WINDOW = int(9.01 * SR)  # 144160 samples, the models' fixed input
-# P.835 calibration polynomials of the non-personalised model (Microsoft DNSMOS reference)
-_POLY_SIG = np.poly1d([-0.08397278, 1.22083953, 0.0052439])
-_POLY_BAK = np.poly1d([-0.13166888, 1.60915514, -0.39604546])
-_POLY_OVR = np.poly1d([-0.06766283, 1.11546468, 0.04602535])
+VARIANTS: tuple[str, ...] = ("plain", "personalised")
+Variant = Literal["plain", "personalised"]
+# per variant: P.835 model folder in speechmos, and the calibration polynomials (SIG, BAK, OVRL)
+# of the Microsoft DNSMOS reference
+_MODELS: dict[str, tuple[str, tuple[np.poly1d, np.poly1d, np.poly1d]]] = {
+    "plain": (
+        "dnsmos_models",
+        (
+            np.poly1d([-0.08397278, 1.22083953, 0.0052439]),
+            np.poly1d([-0.13166888, 1.60915514, -0.39604546]),
+            np.poly1d([-0.06766283, 1.11546468, 0.04602535]),
+        ),
+    ),
+    "personalised": (
+        "pdnsmos_models",
+        (
+            np.poly1d([-0.01019296, 0.02751166, 1.19576786, -0.24348726]),
+            np.poly1d([-0.04976499, 0.44276479, -0.1644611, 0.96883132]),
+            np.poly1d([-0.00533021, 0.005101, 1.18058466, -0.11236046]),
+        ),
+    ),
+}
+CACHE_NAMES: dict[str, str] = {"plain": NAME, "personalised": f"{NAME}-personalised"}
 
 
 @dataclass
@@ -44,18 +68,21 @@ class QualityScores:
     p808: float
 
 
-@lru_cache(maxsize=1)
-def _sessions() -> tuple[Any, Any]:
+def check_variant(variant: str) -> Variant:
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown DNSMOS variant {variant!r}; use one of {', '.join(VARIANTS)}")
+    return variant  # type: ignore[return-value]
+
+
+@cache
+def _session(folder: str, model: str) -> Any:
+    """An onnxruntime session of ``speechmos/<folder>/<model>``."""
     speechmos = require("speechmos", "DNSMOS quality")
     ort = require("onnxruntime", "DNSMOS quality")
-    folder = Path(speechmos.__file__).parent / "dnsmos_models"
     options = ort.SessionOptions()
     options.intra_op_num_threads = thread_count()
-    providers = ["CPUExecutionProvider"]
-    return (
-        ort.InferenceSession(str(folder / "sig_bak_ovr.onnx"), options, providers=providers),
-        ort.InferenceSession(str(folder / "model_v8.onnx"), options, providers=providers),
-    )
+    path = Path(speechmos.__file__).parent / folder / model
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
 def windows(samples: np.ndarray) -> np.ndarray:
@@ -77,24 +104,28 @@ def _p808_input(window: np.ndarray) -> np.ndarray:
     return ((power_to_db(mel) + 40.0) / 40.0).T.astype(np.float32)  # (900, 120)
 
 
-def score_windows(batch: np.ndarray) -> np.ndarray:
-    """Raw DNSMOS per window: array ``(n, 4)`` of SIG, BAK, OVRL, P808.
+def score_windows(batch: np.ndarray, variant: Variant = "plain") -> np.ndarray:
+    """Calibrated DNSMOS per window: array ``(n, 4)`` of SIG, BAK, OVRL, P808.
 
     Windows go through the models one at a time: batching them was slower here and grew
     onnxruntime's memory arena by ~200 MB per window.
     """
-    primary, p808 = _sessions()
+    folder, polys = _MODELS[check_variant(variant)]
+    primary, p808 = _session(folder, "sig_bak_ovr.onnx"), _session("dnsmos_models", "model_v8.onnx")
     raw = np.concatenate([primary.run(None, {"input_1": w[None]})[0] for w in batch])
     p = np.concatenate([p808.run(None, {"input_1": _p808_input(w)[None]})[0][:, 0] for w in batch])
-    return np.stack([_POLY_SIG(raw[:, 0]), _POLY_BAK(raw[:, 1]), _POLY_OVR(raw[:, 2]), p], axis=1)
+    return np.stack([poly(raw[:, i]) for i, poly in enumerate(polys)] + [p], axis=1)
 
 
-def dnsmos(audio: Audio) -> QualityScores:
-    """DNSMOS SIG/BAK/OVRL/P808 of a 16 kHz clip (mean over its windows).
+def dnsmos(audio: Audio, variant: Variant = "plain") -> QualityScores:
+    """DNSMOS SIG/BAK/OVRL/P808 of a 16 kHz clip (mean over its windows) from the ``variant``
+    P.835 model (:data:`VARIANTS`).
 
     Raises:
         AudioError: audio not 16 kHz mono, or samples outside [-1, 1] (the models' range).
+        ValueError: an unknown variant.
     """
+    check_variant(variant)
     x = samples_16k(audio, "DNSMOS")
     peak = float(np.max(np.abs(x)))
     if peak > 1.0:
@@ -103,5 +134,5 @@ def dnsmos(audio: Audio) -> QualityScores:
             f"DNSMOS needs samples within [-1, 1], peak is {peak:.3f} "
             "(audio read by speech_drame.audio.load_audio is scaled into range)",
         )
-    sig, bak, ovrl, p808 = score_windows(windows(x)).mean(axis=0)
+    sig, bak, ovrl, p808 = score_windows(windows(x), variant).mean(axis=0)
     return QualityScores(float(sig), float(bak), float(ovrl), float(p808))

@@ -8,13 +8,15 @@ folder holding an ``AutoModelForAudioClassification`` model, its feature extract
 ``id2label`` map supplies the scores: ``trace run --emotion-model FOLDER`` (and
 ``--accent-model FOLDER``). Scores are the softmax over the model's classes (sigmoid for a
 multi-label model) on the same first 30 s the other cues use, cached per clip under a
-fingerprint of the model folder.
+fingerprint of the model folder (:func:`cached_clip_scores`, which also caches the personalised
+DNSMOS scores).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -103,12 +105,33 @@ class AudioClassifier:
     def cached_scores(self, path: str, key: str, cache: FeatureCache | None) -> dict[str, float]:
         """:meth:`scores` of the clip at ``path`` (its first 30 s), read from ``cache`` by ``key``
         (the blueprint's sample hash) when there."""
-        stored = cache.get(self.cache_name, "1", key) if cache is not None else None
-        if stored is not None:
-            return stored
-        out = self.scores(load_audio(path, max_seconds=SCORED_SECONDS))
-        if not all(np.isfinite(list(out.values()))):
-            raise ValueError(f"{path}: the {self.kind} model returned non-finite scores")
-        if cache is not None:
-            cache.put(self.cache_name, "1", key, out)
-        return out
+        return cached_clip_scores(
+            cache, self.cache_name, "1", key, path, self.scores, f"the {self.kind} model"
+        )
+
+
+def cached_clip_scores(
+    cache: FeatureCache | None,
+    name: str,
+    version: str,
+    key: str,
+    path: str,
+    score: Callable[[Audio], dict[str, float]],
+    what: str,
+) -> dict[str, float]:
+    """``score`` of the clip at ``path`` (its first 30 s, as the blueprint reads it), stored in
+    ``cache`` under ``name``/``version`` and ``key`` (the blueprint's sample hash) and read back
+    from there on later runs.
+
+    Raises:
+        ValueError: a non-finite score (``what`` names the scorer).
+    """
+    stored = cache.get(name, version, key) if cache is not None else None
+    if stored is not None:
+        return stored
+    out = score(load_audio(path, max_seconds=SCORED_SECONDS))
+    if not all(np.isfinite(list(out.values()))):
+        raise ValueError(f"{path}: {what} returned non-finite scores")
+    if cache is not None:
+        cache.put(name, version, key, out)
+    return out

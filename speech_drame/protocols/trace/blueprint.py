@@ -1,15 +1,16 @@
 """TRACE's per-response blueprint: the feature-cache blueprint regrouped by judging dimension.
 
 Content is the ASR transcript (with its confidence); voice quality is DNSMOS P.835 SIG/BAK/OVRL
-from the *non-personalised* model plus the P.808 MOS (:data:`DNSMOS_VARIANT`; the released
-TRACE used the personalised P.835 model); paralinguistics gathers prosody descriptors in the
-spirit of eGeMAPS: F0 level and spread, loudness level and dynamics, rate, pauses, and
-voice-quality proxies (voicing ratio, frame-to-frame F0 change). The released blueprint also
-has emotion category scores and accent scores; they come from a user-supplied model
-(:mod:`.affect`) or are listed under ``not_measured`` with the reason, in the record and in the
-judge's text. Every measurement covers the clip's first 30 s; a longer clip carries an
-``audio_note`` saying so. Every number comes from :mod:`speech_drame.features`, so it is read
-from the feature cache when the clip was seen before. An undefined descriptor (the F0 change of
+plus the P.808 MOS, from the P.835 model the caller chose (:data:`DNSMOS_MODELS`: the
+personalised model of the released TRACE, or the plain one the feature cache holds; the record
+names it); paralinguistics gathers prosody descriptors in the spirit of eGeMAPS: F0 level and
+spread, loudness level and dynamics, rate, pauses, and voice-quality proxies (voicing ratio,
+frame-to-frame F0 change). The released blueprint also has emotion category scores and accent
+scores; they come from a user-supplied model (:mod:`.affect`) or are listed under
+``not_measured`` with the reason, in the record and in the judge's text. Every measurement
+covers the clip's first 30 s; a longer clip carries an ``audio_note`` saying so. Every number
+comes from :mod:`speech_drame.features`, so it is read from the feature cache when the clip
+was seen before (the personalised DNSMOS scores too, under their own cache name). An undefined descriptor (the F0 change of
 a clip without two consecutive voiced frames) is ``None`` with a ``*_note`` saying why, and the
 judge's text reads "n/a (reason)".
 """
@@ -19,32 +20,49 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from speech_drame.audio import SCORED_SECONDS
 from speech_drame.features import prosody
-from speech_drame.features.blueprint import Blueprint
+from speech_drame.features.quality import QualityScores, check_variant
 
 from .affect import ABSENT, KINDS
 
-DNSMOS_VARIANT = "DNSMOS P.835 non-personalised model (SIG/BAK/OVRL) + P.808 MOS"
-RELEASED_DNSMOS = "released TRACE: DNSMOS P.835 personalised model (SIG/BAK/OVRL) + P.808 MOS"
+if TYPE_CHECKING:  # the feature extractors are not needed to read the constants here
+    from speech_drame.features.blueprint import Blueprint
+
+DNSMOS_MODELS: dict[str, str] = {
+    "personalised": "DNSMOS P.835 personalised model (SIG/BAK/OVRL) + P.808 MOS",
+    "plain": "DNSMOS P.835 non-personalised model (SIG/BAK/OVRL) + P.808 MOS",
+}
+DNSMOS_DEFINITIONS: dict[str, str] = {
+    "personalised": "released TRACE: the personalised P.835 model, which also scores "
+    "interfering talkers as noise, plus P.808",
+    "plain": "this package's earlier blueprint: the non-personalised P.835 model plus P.808, "
+    "as stored in the feature cache",
+}
+RELEASED_DNSMOS = "personalised"
 Cue = tuple[str, Mapping[str, float]]  # (model name, class scores)
+Dnsmos = tuple[str, QualityScores]  # (variant, scores)
 
 
 def _r(value: float, digits: int = 2) -> float:
     return round(float(value), digits)
 
 
-def trace_blueprint(bp: Blueprint, cues: Mapping[str, Cue] | None = None) -> dict[str, Any]:
+def trace_blueprint(
+    bp: Blueprint, cues: Mapping[str, Cue] | None = None, dnsmos: Dnsmos | None = None
+) -> dict[str, Any]:
     """The blueprint as a JSON-ready dict with ``content``, ``voice_quality``, ``paralinguistics``.
 
     When the clip was extracted with a ``question`` context (the request), ``content`` also
     holds ``relevance``: the USE-multilingual cosine similarity between transcript and request.
     ``cues`` maps ``"emotion"``/``"accent"`` to ``(model name, class scores)``; a kind not given
-    is listed under ``not_measured`` with the reason.
+    is listed under ``not_measured`` with the reason. ``dnsmos`` is ``(variant, scores)`` for
+    voice quality; without it, the blueprint's own (plain) DNSMOS is used.
     """
     p, v = bp.prosody, bp.voice_activity
+    variant, q = dnsmos if dnsmos is not None else ("plain", bp.quality)
     record = {
         "duration_s": _r(bp.seconds),
         "content": {
@@ -53,11 +71,12 @@ def trace_blueprint(bp: Blueprint, cues: Mapping[str, Cue] | None = None) -> dic
             "no_speech_prob": _r(bp.transcript.no_speech_prob),
         },
         "voice_quality": {
-            "dnsmos_sig": _r(bp.quality.sig),
-            "dnsmos_bak": _r(bp.quality.bak),
-            "dnsmos_ovrl": _r(bp.quality.ovrl),
-            "dnsmos_p808": _r(bp.quality.p808),
-            "dnsmos_model": DNSMOS_VARIANT,
+            "dnsmos_sig": _r(q.sig),
+            "dnsmos_bak": _r(q.bak),
+            "dnsmos_ovrl": _r(q.ovrl),
+            "dnsmos_p808": _r(q.p808),
+            "dnsmos_variant": check_variant(variant),
+            "dnsmos_model": DNSMOS_MODELS[variant],
         },
         "paralinguistics": {
             "f0_median_hz": _r(p.f0_median_hz, 1),

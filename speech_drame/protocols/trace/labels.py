@@ -24,6 +24,9 @@ Fusion policies (one-line definitions in :data:`POLICY_DEFINITIONS`; the rules a
 
 A missing content label (:data:`MISSING_CONTENT`): the released fusion turns it into an
 overall both_bad (``both_bad``); ``exclude`` treats the pair as a failure instead.
+A missing voice-quality or paralinguistics label (:data:`MISSING_OTHER`): the released fusion
+reads it as an unknown label, which never names a winner (``no-winner``; :func:`fuse` takes it
+as ``None``); ``fail`` treats the pair as a failure instead.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from typing import Any, Literal
 LABELS: tuple[str, ...] = ("1", "2", "both_good", "both_bad")
 WINNERS: tuple[str, ...] = ("1", "2")
 DIMENSIONS: tuple[str, ...] = ("content", "voice_quality", "paralinguistics")
+OTHER_DIMENSIONS: tuple[str, ...] = DIMENSIONS[1:]  # those the missing-label rule covers
 OVERALL = "overall"
 POLICY_DEFINITIONS: dict[str, str] = {
     "content_first": (
@@ -64,6 +68,18 @@ MISSING_CONTENT: dict[str, str] = {
     ),
 }
 MissingContent = Literal["both_bad", "exclude"]
+MISSING_OTHER: dict[str, str] = {
+    "no-winner": (
+        "released TRACE convention: a missing voice-quality or paralinguistics label names no "
+        "winner and is neither both_good nor both_bad; acceptability_cap reads a missing "
+        "paralinguistics label as both responses unacceptable (overall both_bad)"
+    ),
+    "fail": (
+        "this package's earlier convention: a pair missing its voice-quality or "
+        "paralinguistics label is a failure, left out of every number"
+    ),
+}
+MissingOther = Literal["no-winner", "fail"]
 
 
 def parse_label(value: Any, where: str = "label") -> str:
@@ -93,19 +109,33 @@ def check_missing_content(rule: str) -> MissingContent:
     return rule  # type: ignore[return-value]
 
 
-def _first_winner(*labels: str) -> str | None:
+def check_missing_other(rule: str) -> MissingOther:
+    if rule not in MISSING_OTHER:
+        raise ValueError(
+            f"unknown missing-label rule {rule!r}; use one of {', '.join(MISSING_OTHER)}"
+        )
+    return rule  # type: ignore[return-value]
+
+
+def _first_winner(*labels: str | None) -> str | None:
     return next((label for label in labels if label in WINNERS), None)
 
 
-def fuse(content: str, voice_quality: str, paralinguistics: str, policy: Policy) -> str:
-    """The overall label of a pair from its three dimension labels under ``policy``."""
+def fuse(
+    content: str, voice_quality: str | None, paralinguistics: str | None, policy: Policy
+) -> str:
+    """The overall label of a pair from its three dimension labels under ``policy``.
+
+    ``None`` is a missing voice-quality or paralinguistics label, read as the released fusion
+    reads an unknown label: it is no winner, no both_good and no both_bad, except that the
+    acceptability cap (``acceptability_cap``) counts a missing paralinguistics label as
+    unacceptable for both responses.
+    """
     check_policy(policy)
-    for name, value in (
-        ("content", content),
-        ("voice_quality", voice_quality),
-        ("paralinguistics", paralinguistics),
-    ):
-        parse_label(value, name)
+    parse_label(content, "content")
+    for name, value in (("voice_quality", voice_quality), ("paralinguistics", paralinguistics)):
+        if value is not None:
+            parse_label(value, name)
     winner = _first_winner(content, paralinguistics, voice_quality)
     if policy == "content_first":
         if content == paralinguistics == "both_bad":
@@ -115,6 +145,8 @@ def fuse(content: str, voice_quality: str, paralinguistics: str, policy: Policy)
         return "both_good" if content == "both_good" else "both_bad"
     if "both_bad" in (content, paralinguistics):
         return "both_bad"
+    if policy == "acceptability_cap" and paralinguistics is None:
+        return "both_bad"
     if policy == "content_first_gated":
         return winner or "both_good"
     gates = {label for label in (content, paralinguistics) if label in WINNERS}
@@ -123,29 +155,40 @@ def fuse(content: str, voice_quality: str, paralinguistics: str, policy: Policy)
     return winner or "both_good"
 
 
-class MissingContentLabel(ValueError):
+class MissingLabel(ValueError):
+    """A dimension label is missing and the chosen rule makes the pair a failure."""
+
+
+class MissingContentLabel(MissingLabel):
     """The content label is missing and the ``exclude`` rule makes the pair a failure."""
 
 
 def fuse_labels(
-    labels: Mapping[str, str], policy: Policy, missing_content: MissingContent = "both_bad"
+    labels: Mapping[str, str],
+    policy: Policy,
+    missing_content: MissingContent = "both_bad",
+    missing_other: MissingOther = "no-winner",
 ) -> str:
-    """:func:`fuse` over a mapping holding the dimension labels.
+    """:func:`fuse` over a mapping holding the dimension labels (absent or ``None``: missing).
 
     A missing ``content`` label gives ``both_bad`` under ``missing_content="both_bad"``
     (whatever the other two say, as in the released fusion) and raises
-    :class:`MissingContentLabel` under ``"exclude"``.
-
-    Raises:
-        ValueError: voice quality or paralinguistics missing while content is present.
+    :class:`MissingContentLabel` under ``"exclude"``. A missing voice-quality or
+    paralinguistics label is passed to :func:`fuse` as ``None`` under
+    ``missing_other="no-winner"`` and raises :class:`MissingLabel` under ``"fail"`` (checked
+    first, so ``fail`` fails such a pair whatever its content label).
     """
+    check_policy(policy)
     check_missing_content(missing_content)
+    check_missing_other(missing_other)
+    missing = [d for d in OTHER_DIMENSIONS if labels.get(d) is None]
+    if missing and missing_other == "fail":
+        plural = "s" if len(missing) > 1 else ""
+        raise MissingLabel(f"missing dimension{plural} {', '.join(map(repr, missing))}")
     if labels.get("content") is None:
         if missing_content == "exclude":
             raise MissingContentLabel("missing dimension 'content'")
-        check_policy(policy)
         return "both_bad"
-    missing = [d for d in DIMENSIONS if labels.get(d) is None]
-    if missing:
-        raise ValueError(f"dimension labels missing: {', '.join(missing)}")
-    return fuse(labels["content"], labels["voice_quality"], labels["paralinguistics"], policy)
+    return fuse(
+        labels["content"], labels.get("voice_quality"), labels.get("paralinguistics"), policy
+    )
