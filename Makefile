@@ -85,7 +85,7 @@ demo: setup
 
 test: demo-data demo-scorer
 	$(PY) -m ruff check .
-	$(PY) -m pytest --durations=25
+	$(PY) -m pytest -n 2 --dist loadfile --durations=25
 
 lint: $(INSTALLED)
 	$(PY) -m ruff check .
