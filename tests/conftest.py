@@ -6,6 +6,12 @@ import json
 import os
 from pathlib import Path
 
+if "PYTEST_XDIST_WORKER" in os.environ:
+    # `make test`'s two workers share the cores: one math thread each (set before numpy and
+    # torch load) keeps OpenMP/BLAS pools from spinning against each other
+    for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
+
 import numpy as np
 import pytest
 import soundfile as sf

@@ -466,6 +466,8 @@ def test_unreadable_audio_and_bad_verdicts_are_counted_failures(demo, server):  
     assert "missing.wav" in run.failures["broken"] and "audio_1" in run.failures["broken"]
     assert "not valid JSON" in run.failures[pairs[1].id] and run.raw[pairs[1].id] == "not json"
     assert [p.id for p in run.labels] == [pairs[0].id, pairs[2].id]
+    assert run.to_dict()["judge_description"] == ChatTraceJudge.description
+    assert "STAND-IN" not in ChatTraceJudge.description
     # content 1 wins although paralinguistics is both_bad (released content_first)
     assert run.labels[0]["overall"] == "1"
     assert server.count("mixed") == 3  # no request for the pair whose audio failed
@@ -637,12 +639,14 @@ def test_cli_states_the_conventions_it_used(demo, tmp_path, capsys):
     assert main(["trace", "run", str(manifest), "--feature-cache", str(root / "cache"),
                  "--out", str(out), "--json-out", str(tmp_path / "run.json")]) == 0  # fmt: skip
     printed = capsys.readouterr().out
+    assert "judge rule: STAND-IN: fixed thresholds" in printed
     assert "fusion content_first: released SpeakBench fusion" in printed
     assert "missing content both_bad: released TRACE convention" in printed
     assert "blueprint emotion: absent: no offline speech-emotion model" in printed
     assert "missing other no-winner: released TRACE convention" in printed
     assert "blueprint dnsmos: personalised: DNSMOS P.835 personalised model" in printed
     run = json.loads((tmp_path / "run.json").read_text())
+    assert run["judge"] == "rule" and run["judge_description"].startswith("STAND-IN")
     assert run["dnsmos_variant"] == "personalised" and "released TRACE" in run["dnsmos_definition"]
     assert run["blueprint_cues"]["dnsmos"].startswith("personalised: DNSMOS P.835 personalised")
     assert run["missing_other_rule"] == "no-winner" and run["n_missing_other"] == 0

@@ -110,6 +110,7 @@ def _run_trace(args: argparse.Namespace) -> int:
         dnsmos=args.dnsmos,
     )
     print(f"wrote {write_labels(result.labels, args.out)}: {len(result.labels)} pairs labelled")
+    print(f"judge {result.judge}: {result.judge_description}")
     print(f"fusion {args.policy}: {POLICY_DEFINITIONS[args.policy]}")
     effect = "labelled both_bad" if args.missing_content == "both_bad" else "left out as failures"
     print(

@@ -31,6 +31,7 @@ class TraceJudge(Protocol):
     """Per-dimension decisions for one pair; raises :class:`VerdictError` on failure."""
 
     name: str
+    description: str  # what the judge is, and whether it stands in for the released LLM judge
 
     def decide(
         self, instruction: str, first: Mapping[str, Any], second: Mapping[str, Any]
@@ -92,6 +93,10 @@ class RuleJudge:
     """Offline TRACE judge: thresholds and margins over blueprint numbers (no model call)."""
 
     name = "rule"
+    description = (
+        "STAND-IN: fixed thresholds and margins over the blueprint numbers, not the released "
+        "TRACE LLM judge"
+    )
 
     def __init__(self, thresholds: RuleThresholds | None = None):
         self.t = thresholds or RuleThresholds()
@@ -220,6 +225,7 @@ class ChatTraceJudge:
     """TRACE's LLM stage: textual blueprints in, per-dimension typed-tie labels out (JSON)."""
 
     name = "chat"
+    description = "a text LLM reading both blueprints (the released TRACE setup)"
 
     def __init__(
         self,

@@ -129,6 +129,7 @@ class TraceRun:
     """
 
     judge: str
+    judge_description: str
     policy: str
     missing_content_rule: str = "both_bad"
     missing_other_rule: str = "no-winner"
@@ -147,6 +148,7 @@ class TraceRun:
     def to_dict(self) -> dict[str, Any]:
         return {
             "judge": self.judge,
+            "judge_description": self.judge_description,
             "policy": self.policy,
             "policy_definition": POLICY_DEFINITIONS[self.policy],
             "missing_content_rule": self.missing_content_rule,
@@ -240,7 +242,13 @@ def run_trace(
     if len(set(kinds)) != len(kinds):
         raise ValueError(f"one model per cue kind, got {kinds}")
     run = TraceRun(
-        judge.name, policy, missing_content, missing_other, dnsmos, cue_sources(classifiers, dnsmos)
+        judge.name,
+        judge.description,
+        policy,
+        missing_content,
+        missing_other,
+        dnsmos,
+        cue_sources(classifiers, dnsmos),
     )
     start = time.perf_counter()
     records, errors = pair_blueprints(pairs, cache, progress, classifiers, dnsmos)
