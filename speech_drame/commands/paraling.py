@@ -33,6 +33,8 @@ def _table(report: dict, baseline: str) -> str:
         f"judge: {judge['description']}",
         f"verdict unit: {report['verdict_unit']}",
         f"--failed-as {failed_as['value']}: {failed_as['definition']}",
+        f"baseline {baseline}: its wins against each candidate, weighted by the candidates' "
+        "points (equation 3); candidates: their points out of 100",
         head,
     ]
     for name, group in rows:
