@@ -845,3 +845,22 @@ def test_rule_judge_takes_the_ovrl_floor_of_the_blueprints_variant():
     del mid["voice_quality"]["dnsmos_variant"]
     with pytest.raises(ValueError, match="dnsmos_variant"):
         RuleJudge().decide("hi", mid, good)
+
+
+def test_a_classifier_folder_whose_weights_change_gets_a_new_cache_key(tmp_path):
+    import os
+
+    from speech_drame.protocols.trace.affect import folder_fingerprint
+
+    (tmp_path / "config.json").write_text('{"id2label": {"0": "happy"}}')
+    weights = tmp_path / "model.safetensors"
+    weights.write_bytes(b"a" * 64)
+    first = folder_fingerprint(tmp_path)
+    (tmp_path / "notes.txt").write_text("not a weight file")
+    assert folder_fingerprint(tmp_path) == first
+    weights.write_bytes(b"b" * 64)  # same size, new content, written later
+    os.utime(weights, ns=(0, weights.stat().st_mtime_ns + 1_000_000_000))
+    second = folder_fingerprint(tmp_path)
+    assert second != first
+    (tmp_path / "config.json").write_text('{"id2label": {"0": "sad"}}')
+    assert folder_fingerprint(tmp_path) not in (first, second)

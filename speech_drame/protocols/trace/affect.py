@@ -37,11 +37,13 @@ _WEIGHTS = (".safetensors", ".bin", ".pt", ".pth", ".ckpt")
 
 
 def folder_fingerprint(folder: Path) -> str:
-    """SHA-256 over ``config.json`` and the names and sizes of the weight files (cache key)."""
+    """SHA-256 over ``config.json`` and the names, sizes and modification times of the weight
+    files (cache key; weights replaced in place get a new key without hashing gigabytes)."""
     h = hashlib.sha256((folder / "config.json").read_bytes())
     for path in sorted(folder.iterdir()):
         if path.suffix in _WEIGHTS:
-            h.update(f"{path.name}:{path.stat().st_size}".encode())
+            stat = path.stat()
+            h.update(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
     return h.hexdigest()[:16]
 
 
