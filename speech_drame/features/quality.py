@@ -25,6 +25,7 @@ from typing import Any, Literal
 import numpy as np
 
 from speech_drame.audio import Audio, AudioError
+from speech_drame.choices import check_choice
 from speech_drame.extras import require
 from speech_drame.features.common import samples_16k, thread_count
 from speech_drame.features.spectral import mel_spectrogram, power_to_db
@@ -69,9 +70,7 @@ class QualityScores:
 
 
 def check_variant(variant: str) -> Variant:
-    if variant not in VARIANTS:
-        raise ValueError(f"unknown DNSMOS variant {variant!r}; use one of {', '.join(VARIANTS)}")
-    return variant  # type: ignore[return-value]
+    return check_choice(variant, VARIANTS, "DNSMOS variant")  # type: ignore[return-value]
 
 
 @cache

@@ -19,6 +19,8 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from speech_drame.choices import check_choice
+
 PAIR_CONVENTIONS = {
     "released": "every CSV row is its own pair (repeated judgements, 1-1 splits included, stay "
     "separate rows); accuracy reads s(a) > s(b) as A preferred, so a score difference of 0 "
@@ -31,9 +33,7 @@ DEFAULT_PAIR_CONVENTION = "released"
 
 def check_convention(name: str) -> str:
     """``name`` if it is a key of :data:`PAIR_CONVENTIONS`, else a ValueError listing them."""
-    if name not in PAIR_CONVENTIONS:
-        raise ValueError(f"unknown pair convention {name!r} (one of {', '.join(PAIR_CONVENTIONS)})")
-    return name
+    return check_choice(name, PAIR_CONVENTIONS, "pair convention")
 
 
 _INTS = ("lstm_hidden", "mlp_hidden", "batch_pairs", "max_epochs", "patience", "seed")

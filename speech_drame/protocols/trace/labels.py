@@ -34,6 +34,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from speech_drame.choices import check_choice
+
 LABELS: tuple[str, ...] = ("1", "2", "both_good", "both_bad")
 WINNERS: tuple[str, ...] = ("1", "2")
 DIMENSIONS: tuple[str, ...] = ("content", "voice_quality", "paralinguistics")
@@ -96,25 +98,15 @@ def parse_label(value: Any, where: str = "label") -> str:
 
 
 def check_policy(policy: str) -> Policy:
-    if policy not in POLICIES:
-        raise ValueError(f"unknown fusion policy {policy!r}; use one of {', '.join(POLICIES)}")
-    return policy  # type: ignore[return-value]
+    return check_choice(policy, POLICIES, "fusion policy")  # type: ignore[return-value]
 
 
 def check_missing_content(rule: str) -> MissingContent:
-    if rule not in MISSING_CONTENT:
-        raise ValueError(
-            f"unknown missing-content rule {rule!r}; use one of {', '.join(MISSING_CONTENT)}"
-        )
-    return rule  # type: ignore[return-value]
+    return check_choice(rule, MISSING_CONTENT, "missing-content rule")  # type: ignore[return-value]
 
 
 def check_missing_other(rule: str) -> MissingOther:
-    if rule not in MISSING_OTHER:
-        raise ValueError(
-            f"unknown missing-label rule {rule!r}; use one of {', '.join(MISSING_OTHER)}"
-        )
-    return rule  # type: ignore[return-value]
+    return check_choice(rule, MISSING_OTHER, "missing-label rule")  # type: ignore[return-value]
 
 
 def _first_winner(*labels: str | None) -> str | None:
