@@ -39,6 +39,7 @@ import numpy as np
 
 from speech_drame.atomic_io import write_json, write_text
 from speech_drame.audio import Audio, load_audio, probe_seconds, resample
+from speech_drame.choices import check_choice
 from speech_drame.languages import LANGUAGE_NAMES, language_from_script
 from speech_drame.protocols.isdrama.alignment import align_frames
 from speech_drame.protocols.isdrama.f0_frame_error import F0FrameError, f0_frame_error
@@ -164,8 +165,7 @@ def compare_f0(
     """FFE of two mono clips' F0 tracks: over the shorter track (``align="length"``; checking
     durations is the caller's job) or along a log-mel DTW path (``align="dtw"``), for which
     ``frame_period`` must be the tracker's hop in seconds."""
-    if align not in ALIGNMENTS:
-        raise ValueError(f"align must be one of {ALIGNMENTS}, got {align!r}")
+    check_choice(align, ALIGNMENTS, "align")
     f0_gen, f0_ref = np.asarray(track_f0(generated)), np.asarray(track_f0(reference))
     if align == "length":
         frames = min(len(f0_gen), len(f0_ref))
@@ -210,8 +210,7 @@ def score_sentences(
     duration check described in the module docstring; ``align="dtw"`` compares them along a
     DTW path (any durations), which needs the tracker's hop as ``frame_period`` seconds.
     """
-    if align not in ALIGNMENTS:
-        raise ValueError(f"align must be one of {ALIGNMENTS}, got {align!r}")
+    check_choice(align, ALIGNMENTS, "align")
     entries = list(entries)
     for entry in entries:
         _require_type(entry, "sentence", "single-sentence")
@@ -265,12 +264,6 @@ def _binaural(path: Path) -> Audio:
     audio = load_audio(path, sample_rate=None, mono=False, max_samples=DRAMA_MAX_SAMPLES)
     binaural_channels(audio.samples, str(path))
     return audio
-
-
-def _choice(value: str, choices: dict[str, str], what: str) -> str:
-    if value not in choices:
-        raise ValueError(f"{what} must be one of {tuple(choices)}, got {value!r}")
-    return value
 
 
 def _drama_metrics(
@@ -327,9 +320,9 @@ def score_dramas(
     active bands (see :func:`.spatial.interaural_error`); ``window``/``hop`` set the GCC-PHAT
     windows in seconds.
     """
-    _choice(spatial_metric, SPATIAL_METRICS, "spatial_metric")
-    _choice(length_policy, LENGTH_POLICIES, "length_policy")
-    _choice(embedding_cosine, EMBEDDING_COSINES, "embedding_cosine")
+    check_choice(spatial_metric, SPATIAL_METRICS, "spatial_metric")
+    check_choice(length_policy, LENGTH_POLICIES, "length_policy")
+    check_choice(embedding_cosine, EMBEDDING_COSINES, "embedding_cosine")
     if floor_db is not None and spatial_metric != "wrapped-band":
         raise ValueError("floor_db applies to spatial_metric='wrapped-band' only")
     settings: dict[str, Any] = {

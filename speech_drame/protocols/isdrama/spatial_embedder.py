@@ -27,6 +27,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from speech_drame.choices import check_choice
 from speech_drame.protocols.isdrama.spatial import binaural_channels, wrap_phase
 
 SPATIAL_AST_SR = 32_000  # SPATIAL-AST's input rate, used by the released evaluator
@@ -83,8 +84,7 @@ def matrix_cosine(
 
     Window counts may differ (the longer matrix is cut, as released); output sizes may not.
     """
-    if rule not in EMBEDDING_COSINES:
-        raise ValueError(f"embedding cosine rule must be one of {tuple(EMBEDDING_COSINES)}")
+    check_choice(rule, EMBEDDING_COSINES, "embedding cosine rule")
     ref, gen = _matrix(reference, f"reference {name}"), _matrix(generated, f"generated {name}")
     if ref.shape[1] != gen.shape[1]:
         raise ValueError(
