@@ -53,7 +53,8 @@ $(DEMO_RELEASE)/DEMO_MANIFEST.json: $(INSTALLED) $(wildcard speech_drame/demo/*.
 
 $(DATASET)/build_report.json: $(DEMO_RELEASE)/DEMO_MANIFEST.json speech_drame/data/build.py \
 		speech_drame/data/features.py speech_drame/data/card.py speech_drame/templates/datasetcard.md \
-		speech_drame/schema.py speech_drame/data/release.py speech_drame/languages.py
+		speech_drame/schema.py speech_drame/data/release.py speech_drame/data/audio_dirs.py \
+		speech_drame/languages.py
 	$(PY) dataset_scripts/build_dataset.py --source $(DEMO_RELEASE) --out $(DATASET) \
 		--license other --license-name speech-drame-demo-mixed --source-note '$(DEMO_NOTE)'
 

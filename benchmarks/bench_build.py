@@ -87,7 +87,7 @@ def child(mode: str, source: str, out: str) -> None:
     if mode == "ours":
         from speech_drame.data.build import build_dataset
 
-        build_dataset(source, out, progress=False)
+        build_dataset(source, out, progress=False, license_id="cc0-1.0")
     else:
         baseline_build(Path(source), Path(out))
 

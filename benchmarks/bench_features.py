@@ -36,13 +36,13 @@ def subset(dataset: Path, config: str, split: str, n: int, out: Path) -> Path:
     """A copy of ``dataset`` whose ``config/split`` holds only its first ``n`` rows."""
     import pyarrow.parquet as pq
 
-    from speech_drame.scorers.lite_training import SplitStream
+    from speech_drame.data.reader import open_split
 
     shutil.copytree(dataset, out, ignore=shutil.ignore_patterns("*.parquet"))
-    files = [Path(f.split("::", 1)[-1]) for f in SplitStream(dataset, config, split).files]
+    files = set(open_split(dataset, config, split).files)
     for path in dataset.rglob("*.parquet"):
         target = out / path.relative_to(dataset)
-        if path in files:
+        if path.resolve() in files:
             rows = pq.read_table(path).slice(0, n) if n > 0 else pq.read_table(path)
             n -= rows.num_rows
             pq.write_table(rows, target)

@@ -12,7 +12,10 @@ Two formats come out of the official code (``Anuttacon/speech_drame``):
 - **fine-tuning** (``finetuning/src/test_role.py``, ``test_arche.py``): a folder of JSON
   arrays, one per dimension, records ``{"id", "specific_dimension", "model_score",
   "probability_score", "ground_truth_ratings", ...}``. ``probability_score`` is the expectation
-  over the label tokens, ``model_score`` the generated label.
+  over the label tokens, ``model_score`` the generated label. ``ground_truth_ratings`` holds the
+  release's annotator lists (release field names, ``"N/A"`` kept, ``[]`` for a field the test
+  data lacked): :attr:`ImportedPredictions.references` collects them, so such a folder can be
+  scored without the dataset it was made from.
 
 An answer that cannot be used (a failed call, a response that is not JSON, a dimension missing
 from it, a null or out-of-scale score) is never scored silently: by default it is left out and
@@ -38,7 +41,15 @@ from typing import Any, Literal
 from .jsonl import read_objects
 from .labels import FILL_SCORE
 from .prompts import scored_dimensions
-from .schema import CONTENT_PASS, SCORE_MAX, SCORE_MIN, SEMANTIC_MATCH, Config
+from .schema import (
+    CONTENT_PASS,
+    SCORE_MAX,
+    SCORE_MIN,
+    SEMANTIC_MATCH,
+    Config,
+    RecordError,
+    annotator_score,
+)
 
 __all__ = [
     "OFFICIAL_DIMENSIONS",
@@ -126,6 +137,8 @@ class ImportedPredictions:
     scores: dict[str, dict[str, float]] = field(default_factory=dict)
     trials: dict[str, int] = field(default_factory=dict)
     unusable: list[Unusable] = field(default_factory=list)
+    # fine-tuning results: clip -> release field -> the annotator list its records carry
+    references: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
 
     def rows(self) -> list[dict[str, Any]]:
         """One predictions-file row per clip: ``{"id", "content_pass"?, "scores"}`` (the
@@ -310,6 +323,7 @@ def read_finetune(
         config, "finetune", [str(p) for p in files], SCORE_KINDS[score], _check_failed_as(failed_as)
     )
     seen: dict[tuple[str, str], str] = {}
+    truth_seen: dict[tuple[str, str], str] = {}
     key = f"{score}_score"
     for path in files:
         for where, record in _array_records(path):
@@ -330,6 +344,7 @@ def read_finetune(
             if (clip, dim) in seen:
                 raise ValueError(f"{where}: {clip} {name} already read at {seen[clip, dim]}")
             seen[clip, dim] = where
+            _add_references(out, record, clip, where, truth_seen)
             out.trials[clip] = 1
             clip_scores = out.scores.setdefault(clip, {})
             value, why = parse_score(record[key], dim)
@@ -340,6 +355,56 @@ def read_finetune(
                 value = _fail_value(dim)
             clip_scores[dim] = value
     return out
+
+
+GROUND_TRUTH = "ground_truth_ratings"
+
+
+def _reference_list(values: Any, dim: str, where: str) -> list[Any] | None:
+    """One annotator list of ``ground_truth_ratings`` (``"N/A"`` -> None), or None for ``[]``
+    (a field the test data lacked); ``ValueError`` naming ``where`` for anything else."""
+    key = f"{GROUND_TRUTH}.{dim}"
+    if not isinstance(values, list):
+        raise ValueError(f"{where}: {key}: expected a list of ratings, got {values!r}")
+    if not values:
+        return None
+    if dim == CONTENT_PASS:
+        bad = [v for v in values if v is not None and not isinstance(v, bool)]
+        if bad:
+            raise ValueError(f"{where}: {key}: expected true/false votes, got {bad[0]!r}")
+        return list(values)
+    try:
+        return [annotator_score(v, where, key, i)[0] for i, v in enumerate(values)]
+    except RecordError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _add_references(
+    out: ImportedPredictions, record: Mapping[str, Any], clip: str, where: str, seen: dict
+) -> None:
+    """Collect the ``ground_truth_ratings`` of one record into ``out.references``; the same
+    clip's records must agree (``seen``: (clip, field) -> where first read)."""
+    truth = record.get(GROUND_TRUTH)
+    if truth is None:
+        return
+    if not isinstance(truth, Mapping):
+        raise ValueError(f"{where}: {GROUND_TRUTH} must be an object of field -> ratings")
+    clip_refs = out.references.setdefault(clip, {})
+    for dim in scored_dimensions(out.config):
+        if dim not in truth:
+            continue
+        ratings = _reference_list(truth[dim], dim, where)
+        if ratings is None:
+            continue
+        if dim in clip_refs and clip_refs[dim] != ratings:
+            raise ValueError(
+                f"{where}: clip {clip} {GROUND_TRUTH}.{dim} {ratings} differs from "
+                f"{clip_refs[dim]} read at {seen[clip, dim]}"
+            )
+        clip_refs[dim] = ratings
+        seen.setdefault((clip, dim), where)
+    if not clip_refs:
+        del out.references[clip]
 
 
 def _expand(paths: Iterable[str | os.PathLike]) -> list[Path]:

@@ -6,8 +6,9 @@ A predictions file is JSONL, one clip per line, in the layout of
 scored. ``train.py`` exports it (``<output_dir>/evaluator/predictions/<split>.jsonl``) and
 ``speech-drame import-predictions`` writes it from the official pipelines' outputs.
 
-Each file becomes one row, scored by :func:`speech_drame.metrics.alignment_table` against a
-built dataset's ``annotations`` under a label policy (:mod:`speech_drame.labels`): archetype
+Each file becomes one row, scored by :func:`speech_drame.metrics.alignment_table` against
+:class:`References` (a built dataset split's ``annotations``, or the ``ground_truth_ratings`` an
+official fine-tuning result folder carries) under a label policy (:mod:`speech_drame.labels`): archetype
 (Table 2) Content Pass accuracy, the Pearson of Audio Quality, Human Likeness and
 Appropriateness and their average; realism (Table 3) the Pearson of the ten dimensions and
 their average. Clips are matched by id without a trailing ``.wav``
@@ -36,6 +37,8 @@ __all__ = [
     "COLUMNS",
     "FORMATS",
     "Predictions",
+    "References",
+    "load_references",
     "paper_table",
     "parse_predictions",
     "read_predictions",
@@ -119,16 +122,28 @@ def parse_predictions(rows: Iterable[tuple[str, Mapping[str, Any]]], path: str) 
     return out
 
 
-def load_references(dataset: str | os.PathLike, config: Config, split: str) -> tuple[list, list]:
-    """The ids and ``annotations`` of a built dataset's split (no audio is decoded)."""
-    from datasets import load_dataset
+@dataclass
+class References:
+    """The annotator ratings predictions are scored against: per clip its id and its
+    ``annotations`` (release field -> annotator list), and what they are (``source``, for every
+    report; ``dataset`` and ``split`` when they come from a built dataset)."""
 
-    ds = load_dataset(str(dataset), check_config(config), split=split)
-    missing = [c for c in ("id", "annotations") if c not in ds.column_names]
-    if missing:
-        raise ValueError(f"{dataset} {config}/{split} has no column {', '.join(missing)}")
-    ds = ds.select_columns(["id", "annotations"])
-    return list(ds["id"]), list(ds["annotations"])
+    source: str
+    ids: list[str]
+    annotations: list[Mapping[str, Sequence[Any]]]
+    dataset: str | None = None
+    split: str | None = None
+
+
+def load_references(dataset: str | os.PathLike, config: Config, split: str) -> References:
+    """The ids and ``annotations`` of a built dataset's split (no audio is read: an
+    annotation-only build serves as well)."""
+    from .data.reader import open_split
+
+    data = open_split(dataset, check_config(config), split)
+    rows = list(data.rows(["id", "annotations"]))
+    ids, annotations = [r["id"] for r in rows], [r["annotations"] for r in rows]
+    return References(f"{config}/{split} of {dataset}", ids, annotations, str(dataset), split)
 
 
 def _listed(ids: Sequence[str]) -> dict[str, Any]:
@@ -137,8 +152,7 @@ def _listed(ids: Sequence[str]) -> dict[str, Any]:
 
 def table_row(
     preds: Predictions,
-    ids: Sequence[str],
-    annotations: Sequence[Mapping[str, Sequence[Any]]],
+    refs: References,
     config: Config,
     *,
     name: str,
@@ -146,21 +160,22 @@ def table_row(
     bootstrap: int = 0,
     seed: int | None = None,
 ) -> dict[str, Any]:
-    """One row: the alignment table of ``preds`` on the dataset clips they cover, and what
+    """One row: the alignment table of ``preds`` on the reference clips they cover, and what
     could not be matched."""
     from .metrics import alignment_table
 
+    ids, annotations = refs.ids, refs.annotations
     dims = scored_dimensions(config)
     index: dict[str, int] = {}
     for i, clip in enumerate(ids):
         if clip_key(clip) in index:
-            raise ValueError(f"the dataset holds {ids[index[clip_key(clip)]]!r} and {clip!r}")
+            raise ValueError(f"the references hold {ids[index[clip_key(clip)]]!r} and {clip!r}")
         index[clip_key(clip)] = i
     given = preds.ids.keys()
     matched = [k for k in preds.scores if k in index]
     if not matched:
         raise ValueError(
-            f"{preds.path}: none of its {len(given)} clips is in the dataset split "
+            f"{preds.path}: none of its {len(given)} clips is in the references ({refs.source}) "
             f"(first: {', '.join(list(preds.ids.values())[:3]) or 'none'})"
         )
     if not any(d in preds.scores[k] for k in matched for d in dims):
@@ -204,7 +219,7 @@ def table_row(
 
 def paper_table(
     predictions: Sequence[str | os.PathLike | Predictions],
-    dataset: str | os.PathLike,
+    dataset: str | os.PathLike | References,
     config: str,
     split: str = "test",
     *,
@@ -215,7 +230,8 @@ def paper_table(
 ) -> dict[str, Any]:
     """The paper's table of ``config`` with one row per predictions file or
     :class:`Predictions` (row name: the file stem or ``names``), scored against ``dataset``'s
-    ``split`` under ``label_policy``. Every file is read before the dataset is loaded."""
+    ``split`` (or the :class:`References` given) under ``label_policy``. Every file is read
+    before the dataset is."""
     config = check_config(config)
     check_label_policy(label_policy)
     if not predictions:
@@ -223,12 +239,11 @@ def paper_table(
     if names is not None and len(names) != len(predictions):
         raise ValueError(f"{len(names)} names for {len(predictions)} predictions files")
     read = [p if isinstance(p, Predictions) else read_predictions(p) for p in predictions]
-    ids, annotations = load_references(dataset, config, split)
+    refs = dataset if isinstance(dataset, References) else load_references(dataset, config, split)
     rows = [
         table_row(
             preds,
-            ids,
-            annotations,
+            refs,
             config,
             name=names[i] if names else Path(preds.path).stem,
             label_policy=label_policy,
@@ -238,10 +253,11 @@ def paper_table(
         for i, preds in enumerate(read)
     ]
     return {
-        "dataset": str(dataset),
+        "references": refs.source,
+        "dataset": refs.dataset,
         "config": config,
-        "split": split,
-        "clips_in_split": len(ids),
+        "split": refs.split,
+        "clips_in_split": len(refs.ids),
         **describe_label_policy(label_policy),
         "bootstrap": bootstrap,
         "seed": seed,
@@ -277,9 +293,8 @@ def _notes(report: Mapping[str, Any]) -> list[str]:
         return shown + (", ..." if listed["count"] > _LIST else "")
 
     lines = [
-        f"{report['config']}/{report['split']} of {report['dataset']} "
-        f"({report['clips_in_split']} clips); label policy {report['label_policy']}: "
-        f"{report['label_policy_rule']}",
+        f"references: {report['references']} ({report['clips_in_split']} clips); label policy "
+        f"{report['label_policy']}: {report['label_policy_rule']}",
         (
             "Content Pass: accuracy of the prediction (>= 0.5 = pass) against the annotators' "
             "majority (ties left out); other columns: "
@@ -298,8 +313,8 @@ def _notes(report: Mapping[str, Any]) -> list[str]:
     for row in report["rows"]:
         lines.append(f"{row['name']}: {row['clips_scored']} clips scored ({row['predictions']})")
         for key, what in (
-            ("not_in_dataset", "predictions whose id is not in the split"),
-            ("without_prediction", "clips of the split without a prediction"),
+            ("not_in_dataset", "predictions whose id is not in the references"),
+            ("without_prediction", "clips of the references without a prediction"),
             ("failed", "clips recorded as failed in the predictions"),
         ):
             if row[key]["count"]:

@@ -166,14 +166,19 @@ class ValidatedRecord:
     """A raw record after validation: official fields with official names, typed.
 
     ``not_applicable`` maps each score field to a per-annotator mask of the ``"N/A"`` values
-    that became ``None`` in ``annotations``.
+    that became ``None`` in ``annotations``. An optional field the record does not carry is
+    ``None`` (a whole annotator list, in ``annotations`` and ``not_applicable``) and named in
+    ``absent``; ``ignored`` names the record's fields that are not part of the format (the
+    official training code's ``dataset_name``, ``audio_info``, ...), which are not kept.
     """
 
     config: Config
     fields: dict[str, Any]
-    annotations: dict[str, list[Any]]
-    not_applicable: dict[str, list[bool]] = field(default_factory=dict)
+    annotations: dict[str, list[Any] | None]
+    not_applicable: dict[str, list[bool] | None] = field(default_factory=dict)
     n_annotators: int = 0
+    absent: tuple[str, ...] = ()
+    ignored: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
@@ -181,14 +186,47 @@ class ValidatedRecord:
 
     @property
     def n_na(self) -> int:
-        return sum(sum(mask) for mask in self.not_applicable.values())
+        return sum(sum(mask) for mask in self.not_applicable.values() if mask is not None)
+
+
+# What a record must carry. Everything else of the format is optional: absent or null, it is
+# kept as null and counted (the official training code reads only these fields, and reads the
+# ratings from the top level or from ``annotations``).
+REQUIRED_TEXT_FIELDS: dict[Config, tuple[str, ...]] = {
+    "archetype": ("id", "question"),
+    "realism": ("id", "local_scene", "char_style", "char_profile"),
+}
+REQUIRED_RATINGS: dict[Config, tuple[str, ...]] = {
+    "archetype": (CONTENT_PASS, *ARCHETYPE_DIMENSIONS),
+    "realism": REALISM_DIMENSIONS,
+}
+ANNOTATIONS = "annotations"
+
+
+def text_fields(config: Config) -> tuple[str, ...]:
+    """The text fields of a config's records, in column order."""
+    return ARCHETYPE_TEXT_FIELDS if check_config(config) == "archetype" else REALISM_TEXT_FIELDS
+
+
+def score_keys(config: Config, extra_dims: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The annotation keys holding 1..5 scores (``extra_dims``: e.g. semantic_match if present)."""
+    if check_config(config) == "archetype":
+        return (*ARCHETYPE_DIMENSIONS, "confidence")
+    return (*REALISM_DIMENSIONS, *extra_dims)
+
+
+def typed_annotation_keys(config: Config) -> dict[str, type]:
+    """The annotation keys that are not 1..5 scores, with the type of their entries."""
+    if check_config(config) == "archetype":
+        return {CONTENT_PASS: bool, **{c: str for c in ARCHETYPE_COMMENTS}}
+    return dict(REALISM_META_FIELDS)
 
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _score(value: Any, where: str, key: str, i: int) -> tuple[int | None, bool]:
+def annotator_score(value: Any, where: str, key: str, i: int) -> tuple[int | None, bool]:
     """Return (score or None, was_na) for one annotator's score. ``"N/A"`` is accepted in
     both configs (realism gates emotion ratings; archetype records may carry it too)."""
     if value is None:
@@ -198,13 +236,9 @@ def _score(value: Any, where: str, key: str, i: int) -> tuple[int | None, bool]:
     if isinstance(value, float) and value.is_integer() and math.isfinite(value):
         value = int(value)
     if not _is_int(value):
-        raise RecordError(
-            where, f"annotations.{key}[{i}]", f"expected an integer score, got {value!r}"
-        )
+        raise RecordError(where, f"{key}[{i}]", f"expected an integer score, got {value!r}")
     if not SCORE_MIN <= value <= SCORE_MAX:
-        raise RecordError(
-            where, f"annotations.{key}[{i}]", f"score {value} outside {SCORE_MIN}..{SCORE_MAX}"
-        )
+        raise RecordError(where, f"{key}[{i}]", f"score {value} outside {SCORE_MIN}..{SCORE_MAX}")
     return value, False
 
 
@@ -223,16 +257,42 @@ def _typed_list(values: list[Any], kind: type, where: str, key: str) -> list[Any
         ):
             out.append(v)
         else:
-            raise RecordError(
-                where, f"annotations.{key}[{i}]", f"expected {kind.__name__}, got {v!r}"
-            )
+            raise RecordError(where, f"{key}[{i}]", f"expected {kind.__name__}, got {v!r}")
     return out
 
 
+def _rating_lists(
+    raw: dict[str, Any], keys: list[str], where: str
+) -> tuple[dict[str, Any], dict[str, str], list[str]]:
+    """The annotator lists of ``keys`` read from ``annotations`` or from the top level, as the
+    official training code reads them: ``(values, field name used in messages, unknown
+    annotation keys)``. A key given in both places with different values is an error."""
+    nested = raw.get(ANNOTATIONS, {})
+    if ANNOTATIONS in raw and not isinstance(nested, dict):
+        raise RecordError(where, ANNOTATIONS, f"expected an object, got {nested!r}")
+    values: dict[str, Any] = {}
+    names: dict[str, str] = {}
+    for key in keys:
+        inside, top = key in nested, key in raw
+        if inside and top and nested[key] != raw[key]:
+            raise RecordError(
+                where, key, "given at the top level and under 'annotations', with different values"
+            )
+        if inside or top:
+            values[key] = nested[key] if inside else raw[key]
+            names[key] = f"{ANNOTATIONS}.{key}" if inside else key
+    unknown = [f"{ANNOTATIONS}.{k}" for k in nested if k not in keys]
+    return values, names, unknown
+
+
 def validate_record(raw: Any, config: Config, where: str = "record") -> ValidatedRecord:
-    """Validate one raw JSONL record of ``config`` against the official schema.
+    """Validate one raw record of ``config`` against the official schema.
 
     ``where`` names the record for messages until its id is known (e.g. ``"test.jsonl:3"``).
+    The ratings may sit under ``annotations`` (the release) or at the top level (accepted by the
+    official training code). Required: the id, the context texts a scorer is given
+    (:data:`REQUIRED_TEXT_FIELDS`) and the rated dimensions (:data:`REQUIRED_RATINGS`); every
+    other field of the format may be absent or null (kept as null, named in ``absent``).
     Raises :class:`RecordError` naming the record id and field on the first problem.
     """
     check_config(config)
@@ -241,52 +301,61 @@ def validate_record(raw: Any, config: Config, where: str = "record") -> Validate
     rid = raw.get("id")
     if isinstance(rid, str) and rid:
         where = f"record {rid!r} ({where})"
-    text_fields = ARCHETYPE_TEXT_FIELDS if config == "archetype" else REALISM_TEXT_FIELDS
+    absent: list[str] = []
     fields: dict[str, Any] = {}
-    for key in text_fields:
-        if key not in raw:
-            raise RecordError(where, key, "required field is missing")
-        if not isinstance(raw[key], str):
-            raise RecordError(where, key, f"expected a string, got {raw[key]!r}")
-        fields[key] = raw[key]
+    for key in text_fields(config):
+        value = raw.get(key)
+        required = key in REQUIRED_TEXT_FIELDS[config]
+        if value is None:
+            if required:
+                raise RecordError(where, key, "required field is missing")
+            absent.append(key)
+        elif not isinstance(value, str):
+            raise RecordError(where, key, f"expected a string, got {value!r}")
+        fields[key] = value
     if not fields["id"]:
         raise RecordError(where, "id", "empty id")
-    if not fields["wav_path"]:
+    if fields.get("wav_path") == "":
         raise RecordError(where, "wav_path", "empty path")
 
-    ann = raw.get("annotations")
-    if not isinstance(ann, dict):
-        raise RecordError(where, "annotations", "required object is missing")
-
-    if config == "archetype":
-        score_keys = list(ARCHETYPE_DIMENSIONS) + ["confidence"]
-        typed = {CONTENT_PASS: bool, **{c: str for c in ARCHETYPE_COMMENTS}}
-    else:
-        score_keys = list(REALISM_DIMENSIONS) + ([SEMANTIC_MATCH] if SEMANTIC_MATCH in ann else [])
-        typed = dict(REALISM_META_FIELDS)
+    typed = typed_annotation_keys(config)
+    scores = list(score_keys(config))
+    if config == "realism":
+        scores.append(SEMANTIC_MATCH)  # the paper's 11th dimension, kept where a release has it
+    lists, names, unknown = _rating_lists(raw, [*scores, *typed], where)
+    if config == "realism" and SEMANTIC_MATCH not in lists:
+        scores.remove(SEMANTIC_MATCH)
+    known = {*text_fields(config), ANNOTATIONS, *scores, *typed}
+    ignored = tuple(sorted(k for k in raw if k not in known)) + tuple(unknown)
 
     lengths: dict[str, int] = {}
-    for key in [*score_keys, *typed]:
-        if key not in ann:
-            raise RecordError(where, f"annotations.{key}", "required field is missing")
-        if not isinstance(ann[key], list):
-            raise RecordError(where, f"annotations.{key}", f"expected a list, got {ann[key]!r}")
-        lengths[key] = len(ann[key])
+    for key in [*scores, *typed]:
+        if lists.get(key) is None:
+            if key in REQUIRED_RATINGS[config]:
+                raise RecordError(where, f"{ANNOTATIONS}.{key}", "required field is missing")
+            absent.append(f"{ANNOTATIONS}.{key}")
+            continue
+        if not isinstance(lists[key], list):
+            raise RecordError(where, names[key], f"expected a list, got {lists[key]!r}")
+        lengths[key] = len(lists[key])
     n = max(lengths.values())
     if n == 0:
-        raise RecordError(where, "annotations", "no annotators")
+        raise RecordError(where, ANNOTATIONS, "no annotators")
     for key, length in lengths.items():
         if length != n:
-            raise RecordError(
-                where, f"annotations.{key}", f"has {length} annotators, other fields have {n}"
-            )
+            raise RecordError(where, names[key], f"has {length} annotators, other fields have {n}")
 
-    annotations: dict[str, list[Any]] = {}
-    not_applicable: dict[str, list[bool]] = {}
-    for key in score_keys:
-        pairs = [_score(v, where, key, i) for i, v in enumerate(ann[key])]
+    annotations: dict[str, list[Any] | None] = {}
+    not_applicable: dict[str, list[bool] | None] = {}
+    for key in scores:
+        if key not in lengths:
+            annotations[key] = not_applicable[key] = None
+            continue
+        pairs = [annotator_score(v, where, names[key], i) for i, v in enumerate(lists[key])]
         annotations[key] = [p[0] for p in pairs]
         not_applicable[key] = [p[1] for p in pairs]
     for key, kind in typed.items():
-        annotations[key] = _typed_list(ann[key], kind, where, key)
-    return ValidatedRecord(config, fields, annotations, not_applicable, n)
+        annotations[key] = (
+            _typed_list(lists[key], kind, where, names[key]) if key in lengths else None
+        )
+    return ValidatedRecord(config, fields, annotations, not_applicable, n, tuple(absent), ignored)

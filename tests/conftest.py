@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
+import tempfile
 from pathlib import Path
+
+# `datasets` keeps what it loads in a cache: the tests' copies go to a folder of their own
+# (removed at exit), never into the user's ~/.cache/huggingface/datasets
+os.environ["HF_DATASETS_CACHE"] = tempfile.mkdtemp(prefix="speech-drame-tests-datasets-")
 
 if "PYTEST_XDIST_WORKER" in os.environ:
     # `make test`'s two workers share the cores: one math thread each (set before numpy and
@@ -17,6 +24,8 @@ import pytest
 import soundfile as sf
 
 from speech_drame.demo.real_speech import POCKETSPHINX_DIR
+
+atexit.register(shutil.rmtree, os.environ["HF_DATASETS_CACHE"], ignore_errors=True)
 
 REPO = Path(__file__).resolve().parents[1]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -221,4 +230,20 @@ def write_release(
             samples = audio.get(rid, tone(1.0, seed=i))
             if samples is not None:
                 sf.write(path.parent / f"{rid}.wav", samples, 16_000)
+    return root
+
+
+def write_json_release(
+    root: Path, files: dict[str, list[dict]], license_id: str = "cc-by-nc-4.0"
+) -> Path:
+    """A release shaped like the public EvalBench on the Hub: JSON-array record files
+    (``{"realism_data/test.json": [records]}``), a card stating ``license_id``, no audio."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "README.md").write_text(
+        f"---\nlicense: {license_id}\n---\n# EvalBench (annotation records)\n", encoding="utf-8"
+    )
+    for rel, records in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(records, ensure_ascii=False, indent=2), encoding="utf-8")
     return root

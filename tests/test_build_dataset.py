@@ -22,14 +22,19 @@ def decode(audio) -> tuple[np.ndarray, int]:
 
 def test_official_samples_round_trip(official_samples_dir, official_dataset_dir):
     report = json.loads((official_dataset_dir / "build_report.json").read_text())
-    assert report["rows"] == {"archetype": {"test": 2}, "realism": {"test": 1}}
+    # every record is a row; the one whose clip the samples lack has no audio
+    assert report["rows"] == {"archetype": {"test": 2}, "realism": {"test": 2}}
+    assert report["with_audio"] == {
+        "archetype": {"test": {"zh": 2}},
+        "realism": {"test": {"en": 1}},
+    }
     assert [m["wav_path"].rsplit("/", 1)[1] for m in report["missing_audio"]] == [
         "role-eval_v1_0000.wav"
     ]
-    # archetype ids carry "_zh_"; the realism sample is told by its English transcript
-    assert report["languages"] == {"archetype": {"test": {"zh": 2}}, "realism": {"test": {"en": 1}}}
+    # archetype ids carry "_zh_"; the realism samples are told by their English transcripts
+    assert report["languages"] == {"archetype": {"test": {"zh": 2}}, "realism": {"test": {"en": 2}}}
     card = (official_dataset_dir / "README.md").read_text()
-    assert "| archetype | test | 2 |" in card and "| zh: 2 |" in card
+    assert "| archetype | test | 2 | 2 |" in card and "| zh: 2 (2 with audio) |" in card
 
     for config in ("archetype", "realism"):
         raw = [
@@ -38,6 +43,7 @@ def test_official_samples_round_trip(official_samples_dir, official_dataset_dir)
         ]
         raw = {r["id"]: r for r in raw}
         ds = load_dataset(str(official_dataset_dir), config)["test"]
+        assert sorted(ds["id"]) == sorted(raw)
         for row in ds:
             source = raw[row["id"]]
             for key, value in source.items():
@@ -45,6 +51,9 @@ def test_official_samples_round_trip(official_samples_dir, official_dataset_dir)
                     assert row[key] == value, key
             assert row["annotations"] == source["annotations"]  # no N/A in these samples
             assert row["language"] == ("zh" if config == "archetype" else "en")
+            if row["id"] == "role-eval_v1_0000":
+                assert row["audio"] is None and row["duration_s"] is None
+                continue
             samples, sr = decode(row["audio"])
             assert sr == 16_000 and samples.shape[0] == 1
             assert samples.shape[1] / sr == pytest.approx(row["duration_s"], abs=0.01)
@@ -156,14 +165,16 @@ BAD_RECORDS = {
         lambda: {k: v for k, v in realism_record("bad").items() if k != "char_profile"},
         r"record 'bad'.*'char_profile'.*required field is missing",
     ),
-    "missing annotation field": (
+    "missing rated dimension": (
         lambda: archetype_record(
             "bad",
             annotations={
-                k: v for k, v in archetype_record("x")["annotations"].items() if k != "confidence"
+                k: v
+                for k, v in archetype_record("x")["annotations"].items()
+                if k != "human_likeness"
             },
         ),
-        r"record 'bad'.*annotations\.confidence.*required field is missing",
+        r"record 'bad'.*annotations\.human_likeness.*required field is missing",
     ),
     "wav_path escapes the source": (
         lambda: realism_record("bad", wav_path="../../outside/bad.wav"),
@@ -233,20 +244,19 @@ def test_unreadable_audio_names_record_and_file(tmp_path):
         build_dataset(src, tmp_path / "out", progress=False)
 
 
-def test_missing_audio_is_reported_not_filled(tmp_path):
+def test_missing_audio_is_a_row_without_audio_never_filled(tmp_path):
     src = write_release(
         tmp_path / "rel",
         {"archetype_data/test.jsonl": [archetype_record("a1"), archetype_record("a2")]},
         {"a2": None},
     )
     report = build_dataset(src, tmp_path / "out", progress=False)
-    assert report.rows == {"archetype": {"test": 1}}
-    assert [m["where"].split("'")[1] for m in report.missing_audio] == ["a2"]
-    empty = write_release(
-        tmp_path / "rel2", {"archetype_data/test.jsonl": [archetype_record("b")]}, {"b": None}
-    )
-    with pytest.raises(data_build.BuildError, match="no record could be built"):
-        build_dataset(empty, tmp_path / "out2", progress=False)
+    assert report.rows == {"archetype": {"test": 2}}
+    assert report.with_audio == {"archetype": {"test": {"en": 1}}}
+    assert [m["id"] for m in report.missing_audio] == ["a2"]
+    rows = {r["id"]: r for r in load_dataset(str(tmp_path / "out"), "archetype")["test"]}
+    assert rows["a2"]["audio"] is None and rows["a2"]["duration_s"] is None
+    assert rows["a1"]["audio"] is not None
 
 
 def test_failed_build_keeps_previous_dataset(tmp_path):

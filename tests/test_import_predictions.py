@@ -17,7 +17,8 @@ ARCHETYPE = ("content_pass", *ARCHETYPE_DIMENSIONS)
 
 
 def samples(official_samples_dir, official_dataset_dir, config) -> list[dict]:
-    """The official sample records of ``config`` that the built dataset holds (with audio)."""
+    """The official sample records of ``config`` that the built dataset holds (every one: the
+    record whose clip is absent is a row without audio)."""
     from datasets import load_dataset
 
     ids = set(load_dataset(str(official_dataset_dir), config, split="test")["id"])
@@ -96,14 +97,14 @@ def test_fewshot_trials_are_averaged_and_matched(
     assert main(["import-predictions", only_one, "--config", "archetype", "--dataset",
                  str(official_dataset_dir), "--out", str(tmp_path / "one_out.jsonl")]) == 0  # fmt: skip
     printed = capsys.readouterr().out
-    assert f"1 clips of the split without a prediction: {records[1]['id']}" in printed
+    assert f"1 clips of the references without a prediction: {records[1]['id']}" in printed
     assert "label policy paper" in printed and "scores: the judge's answers" in printed
 
 
 def test_realism_official_names_map_to_release_fields(
     official_samples_dir, official_dataset_dir, tmp_path, capsys
 ):
-    (record,) = samples(official_samples_dir, official_dataset_dir, "realism")
+    record = samples(official_samples_dir, official_dataset_dir, "realism")[0]
     answer = {OFFICIAL_NAMES[d]: 1 + i % 5 for i, d in enumerate(REALISM_DIMENSIONS)}
     assert "pitch_dynamics" in answer and "global_story_fit" in answer
     trial = write_jsonl(tmp_path / "t.jsonl", [fewshot_line(record, answer)])

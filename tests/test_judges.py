@@ -410,12 +410,18 @@ def test_agreement_exemplars_are_the_clips_closest_to_their_rounded_mean(
     }
     assert items[1].gold["audio_quality"] == 2  # mean 2.33 rounds to 2
     assert items[0].question.startswith("You are a firefighter")
-    with pytest.raises(ValueError, match="3 clip\\(s\\) with a complete gold answer, 4"):
+    with pytest.raises(
+        ValueError,
+        match="3 clip\\(s\\) with audio and a complete gold answer \\(0 without audio\\), 4",
+    ):
         select_exemplars(train_dataset, "archetype", 4, label_policy="skip")
     # paper: its nulls count as 1, so it agrees perfectly with its gold answer of 1s
     paper = select_exemplars(train_dataset, "archetype", 2)
     assert [i.id for i in paper] == ["agree", "failed"] and paper[1].gold == REJECTED_GOLD
-    with pytest.raises(ValueError, match="4 clip\\(s\\) with a complete gold answer, 5"):
+    with pytest.raises(
+        ValueError,
+        match="4 clip\\(s\\) with audio and a complete gold answer \\(0 without audio\\), 5",
+    ):
         select_exemplars(train_dataset, "archetype", 5)
 
     server.routes["good"] = lambda p, n: reply(chat_body(json.dumps(GOOD)))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import weakref
 from dataclasses import replace
 from pathlib import Path
@@ -319,10 +320,13 @@ def test_extract_blueprints_reads_a_stream_one_bounded_batch_at_a_time(
 NOTE = "Made in a test: simulated annotators, synthetic proxy labels, not human ratings."
 
 
-def _librivox_dataset(root: Path, sources: list, level: list[int]) -> Path:
+def _librivox_dataset(
+    root: Path, sources: list, level: list[int], without_audio: frozenset[str] = frozenset()
+) -> Path:
     """A Hub-ready archetype folder: the ``noisy`` clips as float WAV (so their features are in
     the module's cache) with the labels of :func:`_labels`, one clip in five in ``test``, plus
-    a tone in ``test`` (no voice: a failure); its card says the labels are synthetic."""
+    a tone in ``test`` (no voice: a failure); its card says the labels are synthetic. The
+    records ``without_audio`` get no audio file (rows without audio)."""
     from conftest import archetype_record, tone, write_release
 
     from speech_drame.data.build import build_dataset
@@ -349,7 +353,8 @@ def _librivox_dataset(root: Path, sources: list, level: list[int]) -> Path:
     audio["test-tone"] = tone(1.0)
     release = write_release(root / "release", files, {rid: None for rid in audio})
     for rid, x in audio.items():
-        sf.write(release / "archetype_data" / f"{rid}.wav", x, SR, subtype="FLOAT")
+        if rid not in without_audio:
+            sf.write(release / "archetype_data" / f"{rid}.wav", x, SR, subtype="FLOAT")
     out = root / "speech-drame"
     build_dataset(release, out, source_note=NOTE, progress=False)
     return out
@@ -434,6 +439,8 @@ def test_train_lite_streams_in_bounded_batches_and_matches_one_batch(
         "clips_used": 20,
         "clips_failed": 0,
         "failures": [],
+        "clips_without_audio": 0,
+        "without_audio": [],
         "options": None,
     }
     assert run["training"]["options"]["epochs"] == 30
@@ -457,3 +464,28 @@ def test_train_lite_streams_in_bounded_batches_and_matches_one_batch(
     info = json.loads((streamed / "archetype" / CONFIG_FILE).read_text())["info"]
     assert info["dataset"] == str(dataset) and info["split"] == "train"
     assert info["labels_are_synthetic"] is True and info["label_note"] == NOTE
+
+
+def test_train_lite_uses_the_clips_with_audio_and_counts_the_others(
+    noisy, feature_cache: Path, tiny, tmp_path: Path, capsys
+) -> None:
+    """A release with part of its audio: training and evaluation run on the clips that have
+    it; the others are counted as without audio, never as failures of the scorer."""
+    from speech_drame.cli import main
+
+    sources, level = noisy
+    silent = frozenset({"train-00", "train-01", "train-03", "test-07"})
+    dataset = _librivox_dataset(tmp_path, sources, level, without_audio=silent)
+    out = tmp_path / "lite"
+    assert main(["train-lite", "--dataset", str(dataset), "--out", str(out), "--configs",
+                 "archetype", "--epochs", "30", "--feature-cache", str(feature_cache),
+                 "--quiet"]) == 0  # fmt: skip
+    printed = capsys.readouterr().out
+    run = _strict(out / "metrics.json")["configs"]["archetype"]
+    assert run["training"]["clips_used"] == 17 and run["training"]["clips_failed"] == 0
+    assert run["training"]["without_audio"] == ["train-00", "train-01", "train-03"]
+    test = run["splits"]["test"]
+    assert test["clips_scored"] == 4 and test["without_audio"] == ["test-07"]
+    assert [f["id"] for f in test["failures"]] == ["test-tone"]  # the only failure
+    assert test["table"]["audio_quality_count"] == 4
+    assert re.search(r"clips without audio +1", printed)

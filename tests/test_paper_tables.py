@@ -218,7 +218,7 @@ def test_train_py_export_rows_and_mismatched_ids(release, tmp_path, capsys):
     assert main(["table", "--predictions", preds, "--dataset", str(dataset),
                  "--config", "realism"]) == 0  # fmt: skip
     printed = capsys.readouterr().out
-    assert "1 predictions whose id is not in the split: not-in-dataset" in printed
+    assert "1 predictions whose id is not in the references: not-in-dataset" in printed
     assert "left out for lack of a usable prediction: pitch_variation 1" in printed
 
 
@@ -246,7 +246,7 @@ def test_predictions_of_another_config_or_split_are_refused(release, tmp_path, c
     preds = _write(tmp_path / "m.jsonl", _predictions(records["realism"], "realism"))
     argv = ["table", "--predictions", preds, "--dataset", str(dataset)]
     assert main([*argv, "--config", "archetype"]) == 2
-    assert "none of its 10 clips is in the dataset split" in capsys.readouterr().err
+    assert "none of its 10 clips is in the references (archetype/test of" in capsys.readouterr().err
     archetype_ids = _predictions(records["archetype"], "archetype")
     other = _write(tmp_path / "o.jsonl", [{"id": r["id"], "scores": {}} for r in archetype_ids])
     assert main(["table", "--predictions", other, "--dataset", str(dataset),

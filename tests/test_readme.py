@@ -4,8 +4,10 @@ The blocks run top to bottom in one folder that looks like the repository root a
 (the demo dataset and scorer are hard-linked copies, so nothing here changes the checkout), with
 the virtual environment on PATH as after `source .venv/bin/activate`. Placeholders are real
 files: `clip.wav` and `clips/` are LibriVox speech, `responses/` holds two systems' answers to
-every realism test scenario (demo clips, so their features are cached), `evalbench_raw/` is the official samples, and the judge endpoint
-is a small OpenAI-compatible server on 127.0.0.1.
+every realism test scenario (demo clips, so their features are cached), `evalbench_raw/` is a release
+shaped like the public EvalBench on the Hub (JSON arrays of demo records, the authors' `wav_path` prefix,
+no audio) whose clips are in `my_audio/`, and the judge endpoint is a small OpenAI-compatible server on
+127.0.0.1.
 """
 
 from __future__ import annotations
@@ -16,11 +18,12 @@ import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import DEMO_DATASET, DEMO_RELEASE, LIBRIVOX, OFFICIAL_SAMPLES, REPO
+from conftest import DEMO_DATASET, DEMO_RELEASE, LIBRIVOX, REPO, write_json_release
 from judge_server import JudgeServer, chat_body, reply, running
 from readme_blocks import Block, blocks, commands
 
@@ -35,6 +38,10 @@ HELP_PROGRAMS = {"speech-drame", "python", "hf", "accelerate", "torchrun"}
 # what the README's blocks leave behind, checked after they ran
 OUTPUTS = [
     "agreement.json",
+    "evalbench_agreement.json",
+    "preds/evalbench_finetuned.jsonl",
+    "artifacts/evalbench_scorer/metrics.json",
+    "samples_built/build_report.json",
     "artifacts/lite_scorer/metrics.json",
     "artifacts/drame-eval-smoke/evaluator/drame_eval_config.json",
     ".judge-cache",
@@ -79,12 +86,56 @@ def _repository_like(folder: Path) -> Path:
     for i, name in enumerate(("clip1.wav", "clip2.wav")):
         shutil.copy(speech[i + 1], folder / name)
         shutil.copy(speech[i + 1], folder / "clips" / name)
-    shutil.copytree(OFFICIAL_SAMPLES, folder / "evalbench_raw")
-    # `hf download` also fetches the Hub card, whose front matter states the licence
-    (folder / "evalbench_raw" / "README.md").write_text("---\nlicense: cc-by-nc-4.0\n---\n")
     _responses(folder)
     _official_outputs(folder / "official_outputs")
+    _public_release(folder)
     return folder
+
+
+PUBLIC_SHARE = {"train": 30, "test": 12, "test_real": 8}  # records per split of the test's release
+
+
+def _public_release(folder: Path) -> None:
+    """``evalbench_raw/``: demo records in the public EvalBench's shape (JSON arrays, a card
+    with the licence, as `hf download` fetches it; no audio); ``my_audio/``: their clips (demo
+    audio, whose features are cached; half of ``test_real`` left without), the archetype ones in
+    a zip; and, in ``official_outputs``,
+    a fine-tuning result folder (with ``ground_truth_ratings``) and a zero-shot trial file for
+    its realism test split."""
+    records: dict[str, list[dict]] = {}
+    for path in sorted(DEMO_RELEASE.glob("*_data/*.jsonl")):
+        lines = path.read_text(encoding="utf-8").splitlines()[: PUBLIC_SHARE[path.stem]]
+        records[f"{path.parent.name}/{path.stem}.json"] = [json.loads(line) for line in lines]
+    write_json_release(folder / "evalbench_raw", records)
+    audio = folder / "my_audio"
+    audio.mkdir()
+    with zipfile.ZipFile(audio / "archetype_clips.zip", "w") as zf:
+        for rel, rows in records.items():
+            for row in rows:
+                wav = DEMO_RELEASE / rel.split("/")[0] / row["wav_path"].rsplit("/", 1)[1]
+                if rel.startswith("archetype"):
+                    zf.write(wav, f"clips/{wav.name}")
+                elif not (rel.endswith("test_real.json") and rows.index(row) % 2):
+                    os.link(wav, audio / wav.name)
+    rng = np.random.default_rng(1)
+    test = records["realism_data/test.json"]
+    results = folder / "official_outputs" / "finetune_evalbench_realism"
+    results.mkdir()
+    for dim in REALISM_DIMENSIONS:
+        rows = []
+        for row in test:
+            p = rng.dirichlet(np.ones(5))
+            truth = {d: row["annotations"][d] for d in REALISM_DIMENSIONS}
+            rows.append({"id": row["id"], "specific_dimension": OFFICIAL_NAMES[dim],
+                         "model_score": int(np.argmax(p)) + 1,
+                         "probability_score": float(p @ np.arange(1, 6)),
+                         "ground_truth_ratings": truth})  # fmt: skip
+        (results / f"{OFFICIAL_NAMES[dim]}.json").write_text(json.dumps(rows, indent=2))
+    lines = [{"id": row["id"], "model_name": "judge", "audio_path": f"/data/{row['id']}.wav",
+              "response": json.dumps({OFFICIAL_NAMES[d]: int(rng.integers(1, 6))
+                                      for d in REALISM_DIMENSIONS})} for row in test]  # fmt: skip
+    text = "".join(json.dumps(line) + "\n" for line in lines)
+    (folder / "official_outputs" / "fewshot_evalbench.jsonl").write_text(text)
 
 
 def _realism_test_ids() -> list[str]:
@@ -198,6 +249,11 @@ def test_the_readme_blocks_leave_their_outputs(checkout):
     assert not missing, f"not written by the README's blocks: {missing}"
     board = (checkout / "runs" / "realism-sharded" / "leaderboard.md").read_text()
     assert "sys_a" in board and "sys_b" in board
+    # the public-release walk-through: the audio attached later is used, what lacks it counted
+    realism = json.loads((checkout / "artifacts/evalbench_scorer/metrics.json").read_text())
+    real = realism["configs"]["realism"]["splits"]["test_real"]
+    assert real["clips_without_audio"] == PUBLIC_SHARE["test_real"] // 2
+    assert real["clips_scored"] + real["clips_failed"] == PUBLIC_SHARE["test_real"] // 2
 
 
 def test_every_readme_block_is_run_or_says_why_not():

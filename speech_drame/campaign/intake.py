@@ -2,7 +2,12 @@
 
 ``--clips`` is either
 
-- a JSONL file, one clip per line: ``id``, the audio as ``audio`` (a path relative to the JSONL's
+- a built dataset folder (``speech-drame build``; ``--split``, default ``test``): its clips with
+  audio, whose encoded audio is written to a folder of the caller's (``audio_out``), the context
+  and text fields from their columns; the clips without audio (an annotation-only release) are
+  left out and listed in ``missing``;
+- a JSONL file (or a ``.json`` file holding a JSON array, as the public release's record files
+  are), one clip per line: ``id``, the audio as ``audio`` (a path relative to the JSONL's
   folder, or absolute) or ``wav_path`` (resolved as the dataset build resolves an official
   release's ``wav_path``, so an official ``test.jsonl`` is accepted as it is), the context texts
   by EvalBench column or short name (``question``; ``char_profile|profile``,
@@ -28,11 +33,14 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..atomic_io import write_bytes
 from ..audio import AUDIO_SUFFIXES, SCORED_SECONDS, AudioError, load_audio
 from ..data.release import resolve_wav_path
 from ..jsonl import read_objects
 from ..schema import (
     CONTENT_PASS,
+    CONTEXT_COLUMNS,
+    CONTEXTS,
     SCORE_MAX,
     SCORE_MIN,
     Config,
@@ -157,26 +165,68 @@ def _read_folder(folder: Path, config: Config, contexts: PathLike | None) -> lis
     return clips
 
 
+def is_dataset_folder(path: PathLike) -> bool:
+    """Whether ``path`` is a built dataset folder (its card and build report), not a folder
+    of audio files."""
+    return (Path(path) / "README.md").is_file() and (Path(path) / "build_report.json").is_file()
+
+
+def _read_dataset(
+    folder: Path, config: Config, split: str, audio_out: Path, missing: list[str] | None
+) -> list[CampaignClip]:
+    from ..data.reader import open_split, require_audio
+
+    data = open_split(folder, config, split)
+    require_audio([data], "a rating campaign")
+    names = [CONTEXT_COLUMNS[c] for c in CONTEXTS[config]]
+    extra_names = REALISM_EXTRA if config == "realism" else ()
+    clips: list[CampaignClip] = []
+    for row in data.rows(["id", "audio", *names], optional=extra_names, with_audio_only=True):
+        where = f"{data.where} clip {row['id']!r}"
+        suffix = Path(row["audio"].get("path") or "").suffix.lower() or ".wav"
+        audio = write_bytes(audio_out / f"{len(clips):06d}{suffix}", row["audio"]["bytes"])
+        _check_audio(audio, where)
+        extra = {k: row[k] for k in extra_names if isinstance(row.get(k), str)}
+        context = context_from_row(row, config, where)
+        clips.append(
+            CampaignClip(str(row["id"]), len(clips), str(audio.absolute()), context, extra)
+        )
+    if missing is not None:
+        missing += [
+            f"{data.where} clip {cid!r}: no audio in the dataset" for cid in data.without_audio
+        ]
+    return clips
+
+
 def read_clips(
     source: PathLike,
     config: Config,
     contexts: PathLike | None = None,
     *,
     missing: list[str] | None = None,
+    split: str = "test",
+    audio_out: PathLike | None = None,
 ) -> list[CampaignClip]:
-    """The clips of ``source`` (a JSONL file, or a folder of audio files with the scenario file
+    """The clips of ``source`` (a built dataset folder's ``split``, whose audio is written to
+    ``audio_out``; a JSONL file; or a folder of audio files with the scenario file
     ``contexts``), positions in order.
 
-    A JSONL line whose audio file is absent is left out; pass a list as ``missing`` to receive
-    one message per such line.
+    A clip whose audio is absent (a JSONL line's file, a dataset row's audio) is left out; pass
+    a list as ``missing`` to receive one message per such clip.
 
     Raises:
         ValueError: naming the file and line (or audio file) and the field: bad JSON, a missing
             id or context, a repeated id (naming both), unreadable audio, a folder file whose
-            scenario is not in ``contexts``.
+            scenario is not in ``contexts``, a dataset without ``audio_out`` or without audio.
     """
     config = check_config(config)
     path = Path(source)
+    if path.is_dir() and is_dataset_folder(path):
+        if audio_out is None:
+            raise ValueError(f"{path}: a dataset's clips need a folder to write their audio to")
+        if contexts is not None:
+            raise ValueError(f"{contexts}: a dataset carries its own contexts")
+        return _read_dataset(path, config, split, Path(audio_out), missing)
     if path.is_dir():
         return _read_folder(path, config, contexts)
     if not path.is_file():

@@ -21,21 +21,17 @@ def agreement_report(
     per_sample: bool,
 ) -> dict[str, Any]:
     """Per dimension: Appendix K agreement, its counts and the leave-one-out human ceiling,
-    with null ratings treated by ``label_policy`` (:mod:`speech_drame.labels`)."""
-    from datasets import load_dataset
-
+    with null ratings treated by ``label_policy`` (:mod:`speech_drame.labels`). Reads the
+    ratings only: an annotation-only build (no audio) serves as well."""
+    from ..data.reader import open_split
     from ..metrics import agreement, annotator_matrices, human_ceiling
     from ..schema import SCORE_RANGE, SEMANTIC_MATCH, check_config, dimensions
 
     check_config(config)
     policy = describe_label_policy(label_policy)
-    ds = load_dataset(dataset, config, split=split)
-    columns = ["id", "annotations"]
-    missing = [c for c in columns if c not in ds.column_names]
-    if missing:
-        raise ValueError(f"{dataset} {config}/{split} has no column {', '.join(missing)}")
-    ds = ds.select_columns(columns)
-    rows = ds["annotations"]
+    data = open_split(dataset, config, split)
+    read = list(data.rows(["id", "annotations"]))
+    rows = [r["annotations"] for r in read]
     dims = list(dimensions(config))
     if rows and SEMANTIC_MATCH in rows[0]:
         dims.append(SEMANTIC_MATCH)
@@ -44,13 +40,13 @@ def agreement_report(
         "dataset": dataset,
         "config": config,
         "split": split,
-        "samples": ds.num_rows,
+        "samples": data.n_rows,
         **policy,
         "score_range": SCORE_RANGE,
         "ceiling_method": ceiling_method,
         "dimensions": {},
     }
-    ids = ds["id"]
+    ids = [r["id"] for r in read]
     for dim in dims:
         a = agreement(mats[dim])
         c = human_ceiling(mats[dim], ceiling_method)

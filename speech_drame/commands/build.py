@@ -24,6 +24,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out", default="speech-drame", help="output dataset folder (default: speech-drame)"
     )
     parser.add_argument(
+        "--audio-dir",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder (archives inside are unpacked) holding audio kept apart from the release; "
+        "a record's audio is looked up by the file name of its wav_path, then by its id (and id "
+        "plus .wav/.flac/.ogg/.mp3); repeatable. Without audio a record is still a row (audio "
+        "null)",
+    )
+    parser.add_argument(
         "--split-map",
         nargs="*",
         metavar="FILE=SPLIT",
@@ -96,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
             progress=not args.quiet,
             revision=args.revision,
             ask_license=_ask if sys.stdin.isatty() else None,
+            audio_dirs=args.audio_dir,
         )
     except BuildError as exc:  # an output folder refused: bad usage, like a bad record
         raise ValueError(str(exc)) from None

@@ -12,8 +12,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from ..extras import require
+
+_LISTED = 5  # clips left out that the terminal names (the count covers them all)
 
 PURPOSE = "a rating campaign"
 
@@ -31,20 +34,31 @@ def _check_url(url: str, option: str) -> str:
 
 
 def run_create(args: argparse.Namespace) -> int:
-    from ..campaign.intake import read_clips, read_gold
+    from ..campaign.intake import is_dataset_folder, read_clips, read_gold
     from ..campaign.store import create_campaign
 
     missing: list[str] = []
-    clips = read_clips(args.clips, args.config, contexts=args.contexts, missing=missing)
-    for message in missing:
+    audio_out = args.audio_out or (
+        None if "://" in args.out else str(Path(args.out).with_name(Path(args.out).name + ".audio"))
+    )
+    if is_dataset_folder(args.clips) and audio_out is None:
+        raise ValueError("--audio-out DIR is needed for a dataset's clips with a database URL")
+    clips = read_clips(
+        args.clips, args.config, contexts=args.contexts, missing=missing, split=args.split,
+        audio_out=audio_out,
+    )  # fmt: skip
+    for message in missing[:_LISTED]:
         print(f"left out {message}", file=sys.stderr)
+    if len(missing) > _LISTED:
+        print(f"... and {len(missing) - _LISTED} more left out", file=sys.stderr)
     gold = read_gold(args.gold, args.config) if args.gold else []
     _, token = create_campaign(
         args.out, args.config, clips, gold, args.raters_per_clip, args.repeat_every,
         args.gold_every if gold else 0, args.seed,
     )  # fmt: skip
     print(f"created {args.out}: {args.config}, {len(clips)} clips, {len(gold)} gold clips, "
-          f"{args.raters_per_clip} raters per clip")  # fmt: skip
+          f"{args.raters_per_clip} raters per clip; {len(missing)} clip(s) without audio left "
+          "out")  # fmt: skip
     print(f"admin token (shown once; `campaign admin` makes a new one): {token}")
     return 0
 
@@ -116,9 +130,17 @@ def register(subparsers) -> None:
     create.add_argument(
         "--clips",
         required=True,
-        metavar="DIR|JSONL",
-        help="a folder of audio files (with --contexts), or a JSONL of clips (an official "
-        "release JSONL is accepted as is)",
+        metavar="DIR|JSONL|DATASET",
+        help="a folder of audio files (with --contexts), a JSONL of clips (an official "
+        "release record file, .jsonl or a .json array, is accepted as is), or a built dataset "
+        "folder (its --split; clips without audio are left out and counted)",
+    )
+    create.add_argument("--split", default="test", help="with a dataset folder: the split rated")
+    create.add_argument(
+        "--audio-out",
+        metavar="DIR",
+        help="with a dataset folder: where its clips' audio is written (default: C.db.audio "
+        "beside a SQLite file)",
     )
     create.add_argument(
         "--contexts",

@@ -10,12 +10,16 @@ from typing import Any
 from .options import add_label_policy_option
 
 
-def add_table_options(parser: argparse.ArgumentParser) -> None:
+def add_table_options(
+    parser: argparse.ArgumentParser,
+    dataset_help: str = "built dataset folder holding the reference ratings",
+    dataset_default: str | None = "speech-drame",
+) -> None:
     """The reference dataset, label policy, bootstrap and output options of a paper table."""
     from ..paper_tables import FORMATS
 
     group = parser.add_argument_group("table")
-    group.add_argument("--dataset", default="speech-drame", help="built dataset folder or name")
+    group.add_argument("--dataset", default=dataset_default, help=dataset_help)
     group.add_argument("--config", required=True, choices=("archetype", "realism"))
     group.add_argument("--split", default="test")
     add_label_policy_option(group, "in the references")
@@ -28,14 +32,17 @@ def add_table_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--json-out", metavar="PATH", help="also write the report as JSON here")
 
 
-def table_report(args: argparse.Namespace, predictions: list, names: list[str] | None):
+def table_report(
+    args: argparse.Namespace, predictions: list, names: list[str] | None, references: Any = None
+):
     """:func:`~speech_drame.paper_tables.paper_table` with the options of
-    :func:`add_table_options`."""
+    :func:`add_table_options`, against ``references`` (a
+    :class:`~speech_drame.paper_tables.References`) when given, else ``--dataset``'s split."""
     from ..paper_tables import paper_table
 
     return paper_table(
         predictions,
-        args.dataset,
+        references if references is not None else args.dataset,
         args.config,
         args.split,
         names=names,

@@ -10,6 +10,11 @@ beside the output that replaces the previous output only when everything succeed
 output may not be, contain or lie inside the source, and an existing folder that is not an
 earlier build (no ``build_report.json``) is replaced only with ``overwrite``. Leftovers of
 killed builds beside the output are cleaned up (and reported) when the next build starts.
+
+Audio is optional: the public EvalBench is annotation records. Every valid record becomes a row;
+its ``audio`` (and ``duration_s``) is null when neither the release nor an ``audio_dirs`` folder
+(:mod:`.audio_dirs`) holds its file. The report counts the clips with audio per split and
+language and lists the ids without it.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import os
 import shutil
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,18 +34,26 @@ import pyarrow.parquet as pq
 
 from .. import atomic_io
 from ..audio import AudioError, load_audio
-from ..schema import CONFIGS, SEMANTIC_MATCH, Config, RecordError, validate_record
+from ..schema import (
+    CONFIGS,
+    SEMANTIC_MATCH,
+    Config,
+    RecordError,
+    ValidatedRecord,
+    validate_record,
+)
+from .audio_dirs import AudioDirError, AudioDirs, index_audio_dirs, resolve_audio_dirs
 from .card import render_card
 from .features import config_features, record_row
-from .hub_source import ReleaseSource, open_source
+from .hub_source import open_source
 from .licence import resolve_licence
 from .release import (
     JsonlFile,
     RawLine,
+    WavResolver,
     extract_archives,
     find_jsonl_files,
     iter_lines,
-    resolve_wav_path,
 )
 
 SHARD_BYTES = 256 * 2**20  # audio bytes per parquet shard
@@ -54,6 +67,13 @@ class BuildError(RuntimeError):
     """The release cannot be built (nothing to build, an output folder that may not be replaced)."""
 
 
+def failed_report_path(out: str | os.PathLike) -> Path:
+    """Where a build that produced no row writes its report: beside ``out``, which it leaves
+    as it was (``speech-drame.build-failed.json`` for ``speech-drame``)."""
+    out = Path(out)
+    return out.parent / f"{out.name}.build-failed.json"
+
+
 @dataclass
 class BuildReport:
     source: str
@@ -65,8 +85,19 @@ class BuildReport:
     annotators: dict[str, dict[str, int]] = field(default_factory=dict)
     # config -> split -> release language (zh, en, or "unstated") -> clips
     languages: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    # config -> split -> release language -> clips whose audio was found (embedded)
+    with_audio: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     dropped: list[dict[str, str]] = field(default_factory=list)
-    missing_audio: list[dict[str, str]] = field(default_factory=list)
+    # the rows without audio: {"config", "split", "id", "where", "wav_path"}
+    missing_audio: list[dict[str, str | None]] = field(default_factory=list)
+    # where the embedded audio was found: {"release": n, "audio_dir": n}
+    audio_found: dict[str, int] = field(default_factory=dict)
+    # the --audio-dir folders: [{"path", "files", "extracted": [{"archive", "files", "bytes"}]}]
+    audio_dirs: list[dict[str, Any]] = field(default_factory=list)
+    # config -> optional field the records do not carry (kept as null) -> records
+    absent_fields: dict[str, dict[str, int]] = field(default_factory=dict)
+    # config -> field outside the format (not kept, e.g. dataset_name) -> records
+    ignored_fields: dict[str, dict[str, int]] = field(default_factory=dict)
     cleanup: list[str] = field(default_factory=list)  # what killed earlier builds left
     # a Hub source: {"repo_id", "revision" (requested), "commit" (resolved sha)}
     source_hub: dict[str, str] | None = None
@@ -85,7 +116,7 @@ class _ShardWriter:
     def __init__(self, folder: Path, split: str, schema: pa.Schema):
         self.folder, self.split, self.schema = folder, split, schema
         self.paths: list[Path] = []
-        self.rows, self.seconds = 0, 0.0
+        self.rows, self.seconds = 0, 0.0  # seconds: of the rows with audio
         self._writer: pq.ParquetWriter | None = None
         self._rows: list[dict] = []
         self._pending = self._shard_bytes = 0
@@ -94,7 +125,7 @@ class _ShardWriter:
         if self._writer is None or self._shard_bytes >= SHARD_BYTES:
             self._open_next()
         self.rows += 1
-        self.seconds += row["duration_s"]
+        self.seconds += row["duration_s"] or 0.0
         self._rows.append(row)
         self._pending += nbytes
         self._shard_bytes += nbytes
@@ -168,37 +199,46 @@ def _scan(files: list[JsonlFile], skip_invalid: bool, report: BuildReport) -> di
     return extras
 
 
+def _find_audio(
+    record: ValidatedRecord, resolve: WavResolver, audio_dirs: AudioDirs, where: str
+) -> tuple[Path | None, str]:
+    """The record's audio file and where it was found (``release`` or ``audio_dir``): the
+    release (and its unpacked archives) first, then the ``--audio-dir`` folders."""
+    wav_path = record.fields.get("wav_path")
+    if wav_path:
+        found = resolve(wav_path, where)
+        if found is not None:
+            return found, "release"
+    try:
+        found = audio_dirs.find(record.id, wav_path)
+    except AudioDirError as exc:
+        raise BuildError(f"{where}: {exc}") from None
+    return found, "audio_dir"
+
+
 def _row_for(
+    record: ValidatedRecord,
     line: RawLine,
-    release: ReleaseSource,
-    extracted: Path,
+    resolve: WavResolver,
+    audio_dirs: AudioDirs,
     extra_dims: tuple[str, ...],
-    report: BuildReport,
-) -> tuple[dict, int] | None:
-    """Validate, resolve and check the audio of one line (the row and its audio bytes); None
-    if its audio is missing. Audio is looked up in the release and in ``extracted``."""
-    record = validate_record(line.record, line.file.config, line.where)
+) -> tuple[dict, int, str | None]:
+    """The row of a validated record, its audio bytes and where its audio was found (``None``:
+    nowhere, the row's audio is null). Audio that is found but unreadable is a RecordError."""
     where = f"record {record.id!r} ({line.where})"
     for dim in extra_dims:  # e.g. semantic_match absent from this record but present in others
-        record.annotations.setdefault(dim, [None] * record.n_annotators)
-        record.not_applicable.setdefault(dim, [False] * record.n_annotators)
-    wav = resolve_wav_path(
-        release.path,
-        line.file.path.parent,
-        record.fields["wav_path"],
-        where,
-        extracted=extracted,
-        boundary=release.boundary,
-    )
+        if record.annotations.get(dim) is None:
+            record.annotations[dim] = [None] * record.n_annotators
+            record.not_applicable[dim] = [False] * record.n_annotators
+    wav, origin = _find_audio(record, resolve, audio_dirs, where)
     if wav is None:
-        report.missing_audio.append({"where": where, "wav_path": record.fields["wav_path"]})
-        return None
+        return record_row(record), 0, None
     try:
         audio = load_audio(wav, sample_rate=None)
     except AudioError as exc:
         raise RecordError(where, "wav_path", str(exc)) from None
     data = wav.read_bytes()
-    return record_row(record, data, wav.name, audio.original_seconds), len(data)
+    return record_row(record, data, wav.name, audio.original_seconds), len(data), origin
 
 
 def _owner(folder: Path) -> int | None:
@@ -251,9 +291,12 @@ def recover_output(out: str | os.PathLike) -> list[str]:
     return messages
 
 
-def check_output(source: Path, out: Path, overwrite: bool = False) -> None:
-    """Refuse an output folder that is, holds or lies inside the source, or that is an existing
-    folder other than an earlier build (unless ``overwrite``). Both paths must be resolved."""
+def check_output(
+    source: Path, out: Path, overwrite: bool = False, audio_dirs: Sequence[Path] = ()
+) -> None:
+    """Refuse an output folder that is, holds or lies inside the source, that is or holds an
+    ``--audio-dir`` folder, or that is an existing folder other than an earlier build (unless
+    ``overwrite``). All paths must be resolved."""
     if out == source:
         raise BuildError(f"output folder {out} is the source folder; choose another output folder")
     if out.is_relative_to(source):
@@ -263,6 +306,12 @@ def check_output(source: Path, out: Path, overwrite: bool = False) -> None:
             f"output folder {out} holds the source folder {source}: replacing it would delete "
             "the source; choose another output folder"
         )
+    for folder in audio_dirs:
+        if folder.is_relative_to(out):
+            raise BuildError(
+                f"output folder {out} holds the --audio-dir folder {folder}: replacing it would "
+                "delete that audio; choose another output folder"
+            )
     if out.exists() and not out.is_dir():
         raise BuildError(f"output {out} exists and is not a folder")
     if not overwrite and out.is_dir() and not (out / REPORT_FILE).is_file() and any(out.iterdir()):
@@ -270,6 +319,59 @@ def check_output(source: Path, out: Path, overwrite: bool = False) -> None:
             f"output folder {out} exists and is not an earlier build (no {REPORT_FILE}); "
             "pass --overwrite (overwrite=True) to replace it"
         )
+
+
+@dataclass
+class _Tally:
+    """What the row pass counts besides the shards, per config and split."""
+
+    na: Counter = field(default_factory=Counter)
+    annotators: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
+    languages: dict[tuple[str, str], Counter] = field(default_factory=lambda: defaultdict(Counter))
+    with_audio: dict[tuple[str, str], Counter] = field(default_factory=lambda: defaultdict(Counter))
+    found: Counter = field(default_factory=Counter)
+    absent: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
+    ignored: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
+
+    def add(self, record: ValidatedRecord, split: str, row: dict, origin: str | None) -> None:
+        config = record.config
+        self.na[config] += record.n_na
+        self.annotators[config][str(record.n_annotators)] += 1
+        language = row["language"] or UNSTATED
+        self.languages[(config, split)][language] += 1
+        self.with_audio[(config, split)][language] += origin is not None
+        if origin is not None:
+            self.found[origin] += 1
+        self.absent[config].update(record.absent)
+        self.ignored[config].update(record.ignored)
+
+
+def _fill_report(
+    report: BuildReport, tally: _Tally, writers: dict[tuple[Config, str], _ShardWriter]
+) -> dict[Config, dict[str, list[str]]]:
+    """Finalise the shards and write the counts into ``report``; the shard names per split."""
+    shards: dict[Config, dict[str, list[str]]] = defaultdict(dict)
+    for (config, split), writer in writers.items():
+        names = writer.finalize()
+        if not names:
+            continue
+        shards[config][split] = names
+        report.rows.setdefault(config, {})[split] = writer.rows
+        for target, counts in (
+            (report.languages, tally.languages),
+            (report.with_audio, tally.with_audio),
+        ):
+            target.setdefault(config, {})[split] = dict(sorted(counts[(config, split)].items()))
+        report.hours.setdefault(config, {})[split] = writer.seconds / 3600
+        report.parquet_bytes.setdefault(config, {})[split] = sum(
+            (writer.folder / name).stat().st_size for name in names
+        )
+    report.not_applicable_scores = {c: n for c, n in tally.na.items() if c in shards}
+    report.annotators = {c: dict(sorted(v.items())) for c, v in tally.annotators.items()}
+    report.audio_found = {k: tally.found[k] for k in ("release", "audio_dir")}
+    report.absent_fields = {c: dict(sorted(v.items())) for c, v in tally.absent.items() if v}
+    report.ignored_fields = {c: dict(sorted(v.items())) for c, v in tally.ignored.items() if v}
+    return shards
 
 
 def build_dataset(
@@ -286,6 +388,7 @@ def build_dataset(
     progress: bool = True,
     revision: str | None = None,
     ask_license: Callable[[str], str] | None = None,
+    audio_dirs: Sequence[str | os.PathLike] = (),
 ) -> BuildReport:
     """Build the Hub-ready dataset folder ``out`` from the release ``source``.
 
@@ -297,8 +400,10 @@ def build_dataset(
 
     Records are validated against the official schema; an invalid record raises
     :class:`~speech_drame.schema.RecordError` naming its id and field, or with ``skip_invalid``
-    is dropped and listed in the report. A record whose audio file is absent is never filled:
-    it is left out and listed under ``missing_audio``. The previous ``out`` survives any failure.
+    is dropped and listed in the report. Audio is optional: a record's audio is looked up in the
+    release, then in ``audio_dirs`` (:mod:`.audio_dirs`); a record whose audio is found nowhere
+    is a row with null ``audio``, counted in ``with_audio`` and listed under ``missing_audio``
+    (never filled). The previous ``out`` survives any failure.
 
     The card's licence is ``license_id`` (``other`` with ``license_name`` and ``license_link``
     or ``source_note``), else the one the release states (its card's ``license:``, or a
@@ -309,16 +414,20 @@ def build_dataset(
         FileNotFoundError: ``source`` is neither a release folder nor an available Hub dataset.
         LicenceError: no licence given, found or answered, or an ``other`` the card cannot carry.
         ArchiveError: an archive member is unsafe (outside its folder, a link, too large).
-        BuildError: ``out`` is, holds or lies inside ``source``; ``out`` is an existing folder
-            that is not an earlier build (no ``build_report.json``) and ``overwrite`` is off;
-            or no record could be built.
+        AudioDirError: an ``audio_dirs`` folder does not exist.
+        BuildError: ``out`` is, holds or lies inside ``source`` or holds an ``audio_dirs``
+            folder; ``out`` is an existing folder that is not an earlier build (no
+            ``build_report.json``) and ``overwrite`` is off; two different ``audio_dirs`` files
+            share the name a record's audio is looked up by; or no record could be built (the
+            report of why is written to :func:`failed_report_path`, which the error names).
     """
     from tqdm.auto import tqdm
 
     started = time.perf_counter()
     release = open_source(source, revision)
     source, out = release.path, Path(out).resolve()
-    check_output(source, out, overwrite=True)  # the paths only: nothing is touched yet
+    dirs = resolve_audio_dirs(audio_dirs)
+    check_output(source, out, overwrite=True, audio_dirs=dirs)  # the paths only
     files = find_jsonl_files(source, split_map)
     licence = resolve_licence(
         source,
@@ -331,7 +440,7 @@ def build_dataset(
     report = BuildReport(source=str(source), output=str(out), source_hub=release.hub)
     report.license = asdict(licence)
     report.cleanup = recover_output(out)
-    check_output(source, out, overwrite)
+    check_output(source, out, overwrite, dirs)
     extras = _scan(files, skip_invalid, report)
     dropped_where = {d["where"] for d in report.dropped}
     total = sum(1 for f in files for _ in iter_lines(f)) - len(dropped_where)
@@ -342,11 +451,11 @@ def build_dataset(
     (unpacked / OWNER_FILE).write_text(str(os.getpid()), encoding="utf-8")
     try:
         report.extracted = extract_archives(source, unpacked / "audio")
+        index = index_audio_dirs(dirs, unpacked)
+        report.audio_dirs = index.report
         features = {c: config_features(c, tuple(sorted(extras[c]))) for c in CONFIGS}
         writers: dict[tuple[Config, str], _ShardWriter] = {}  # one per split, across files
-        na_counts: Counter = Counter()
-        annotators: dict[str, Counter] = defaultdict(Counter)
-        languages: dict[tuple[str, str], Counter] = defaultdict(Counter)
+        tally = _Tally()
         bar = tqdm(total=total, desc="building dataset", unit="clip", disable=not progress)
         for file in files:
             folder = staging / file.config
@@ -356,53 +465,47 @@ def build_dataset(
                 schema = features[file.config].arrow_schema
                 writers[key] = _ShardWriter(folder, file.split, schema)
             writer = writers[key]
+            dims = tuple(sorted(extras[file.config]))
+            resolve = WavResolver(release.path, file.path.parent, extracted=unpacked / "audio",
+                                  boundary=release.boundary)  # fmt: skip
             for line in iter_lines(file):
                 if line.where in dropped_where:
                     continue
                 bar.update()
                 try:
-                    dims = tuple(sorted(extras[file.config]))
-                    built = _row_for(line, release, unpacked / "audio", dims, report)
+                    record = validate_record(line.record, file.config, line.where)
+                    row, nbytes, origin = _row_for(record, line, resolve, index, dims)
                 except RecordError as exc:
                     if not skip_invalid:
                         raise
                     report.dropped.append({"where": line.where, "reason": str(exc)})
                     continue
-                if built is None:
-                    continue
-                row, nbytes = built
                 writer.add(row, nbytes)
-                na_counts[file.config] += sum(
-                    sum(mask) for mask in row.get("not_applicable", {}).values()
-                )
-                annotators[file.config][str(len(next(iter(row["annotations"].values()))))] += 1
-                languages[key][row["language"] or UNSTATED] += 1
+                tally.add(record, file.split, row, origin)
+                if origin is None:
+                    report.missing_audio.append({
+                        "config": file.config,
+                        "split": file.split,
+                        "id": record.id,
+                        "where": line.where,
+                        "wav_path": record.fields.get("wav_path"),
+                    })  # fmt: skip
             writer.flush()  # bounded memory; the split's next file continues its shard numbering
         bar.close()
-        shards: dict[Config, dict[str, list[str]]] = defaultdict(dict)
-        for (config, split), writer in writers.items():
-            names = writer.finalize()
-            if not names:
-                continue
-            shards[config][split] = names
-            report.rows.setdefault(config, {})[split] = writer.rows
-            report.languages.setdefault(config, {})[split] = dict(
-                sorted(languages[(config, split)].items())
-            )
-            report.hours.setdefault(config, {})[split] = writer.seconds / 3600
-            report.parquet_bytes.setdefault(config, {})[split] = sum(
-                (writer.folder / name).stat().st_size for name in names
-            )
-        if not shards:
-            raise BuildError(f"{source}: no record could be built (see missing audio / dropped)")
-        report.not_applicable_scores = dict(na_counts)
-        report.annotators = {c: dict(sorted(v.items())) for c, v in annotators.items()}
+        shards = _fill_report(report, tally, writers)
         report.seconds_elapsed = round(time.perf_counter() - started, 3)
+        if not shards:
+            failed = atomic_io.write_json(failed_report_path(out), asdict(report), indent=2)
+            raise BuildError(
+                f"{source}: no record could be built ({len(report.dropped)} dropped as invalid); "
+                f"the report of why: {failed}"
+            )
         card = render_card(report, {c: features[c] for c in shards}, shards, licence, source_note)
         atomic_io.write_text(staging / "README.md", card)
         atomic_io.write_json(staging / REPORT_FILE, asdict(report), indent=2)
         (staging / OWNER_FILE).unlink()
         atomic_io.replace_dir(staging, out)
+        failed_report_path(out).unlink(missing_ok=True)  # a stale report of an earlier failure
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -411,21 +514,58 @@ def build_dataset(
     return report
 
 
-def summarize(report: BuildReport | dict[str, Any]) -> str:
-    """A few lines for the terminal: rows and hours per config and split, and what was left out."""
+_LISTED = 3  # ids the terminal shows of a long list (the report holds them all)
+
+
+def audio_coverage(report: BuildReport | dict[str, Any]) -> list[tuple[str, str, str, int, int]]:
+    """``(config, split, language, clips, with audio)`` for every split and language built."""
     data = asdict(report) if isinstance(report, BuildReport) else report
+    with_audio = data.get("with_audio")
+    out = []
+    for config, splits in data["languages"].items():
+        for split, langs in splits.items():
+            for language, n in langs.items():
+                # a report written before audio was optional: every row had audio
+                have = n if with_audio is None else with_audio[config][split].get(language, 0)
+                out.append((config, split, language, n, have))
+    return out
+
+
+def summarize(report: BuildReport | dict[str, Any]) -> str:
+    """A few lines for the terminal: rows, audio coverage and hours per config and split, and
+    what was left out (a few ids each; ``build_report.json`` lists them all)."""
+    data = asdict(report) if isinstance(report, BuildReport) else report
+    coverage: dict[tuple[str, str], list[tuple[str, int, int]]] = defaultdict(list)
+    for config, split, language, n, have in audio_coverage(data):
+        coverage[(config, split)].append((language, n, have))
     lines = []
     for config, splits in data["rows"].items():
         for split, n in splits.items():
             hours = data["hours"][config][split]
-            langs = data.get("languages", {}).get(config, {}).get(split, {})
-            by_language = ", ".join(f"{k} {v}" for k, v in langs.items())
+            langs = coverage[(config, split)]
+            with_audio = sum(have for _, _, have in langs)
+            clips = ", ".join(f"{k} {v}" for k, v, _ in langs)
+            audio = ", ".join(f"{k} {have}" for k, _, have in langs)
             lines.append(
-                f"  {config:9s} {split:9s} {n:6d} clips  {hours * 60:8.2f} min  ({by_language})"
+                f"  {config:9s} {split:9s} {n} clips ({clips}), {with_audio} with audio "
+                f"({audio}), {hours * 60:.2f} min"
             )
-    if data["missing_audio"]:
-        lines.append(f"  missing audio: {len(data['missing_audio'])} record(s) left out")
-        lines += [f"    - {m['where']}: {m['wav_path']}" for m in data["missing_audio"][:10]]
+    missing = data["missing_audio"]
+    if missing:
+        shown = ", ".join(str(m.get("id") or m["where"]) for m in missing[:_LISTED])
+        more = f", ... ({len(missing) - _LISTED} more)" if len(missing) > _LISTED else ""
+        lines.append(
+            f"  no audio: {len(missing)} clip(s) (audio null; ids in build_report.json, "
+            f"attach audio with --audio-dir DIR): {shown}{more}"
+        )
+    found = data.get("audio_found") or {}
+    if found.get("audio_dir"):
+        lines.append(f"  audio found in --audio-dir folders: {found['audio_dir']} clip(s)")
+    for key, what in (("absent_fields", "optional fields absent (kept as null)"),
+                      ("ignored_fields", "fields outside the format (not kept)")):  # fmt: skip
+        for config, counts in (data.get(key) or {}).items():
+            listed = ", ".join(f"{k} {v}" for k, v in counts.items())
+            lines.append(f"  {config} {what}: {listed}")
     if data["dropped"]:
         lines.append(f"  dropped invalid: {len(data['dropped'])} record(s)")
         lines += [f"    - {d['reason']}" for d in data["dropped"][:10]]

@@ -124,14 +124,17 @@ def render_card(
                 "config": config,
                 "split": split,
                 "clips": n,
+                "with_audio": sum(report.with_audio.get(config, {}).get(split, {}).values()),
                 "hours": report.hours[config][split],
                 "languages": ", ".join(
-                    f"{k}: {v}" for k, v in report.languages.get(config, {}).get(split, {}).items()
+                    f"{k}: {v} ({report.with_audio[config][split].get(k, 0)} with audio)"
+                    for k, v in report.languages.get(config, {}).get(split, {}).items()
                 ),
             }
             for config, splits in report.rows.items()
             for split, n in splits.items()
         ],
+        audio_dirs=len(report.audio_dirs),
         missing_audio=len(report.missing_audio),
         dropped=len(report.dropped),
         archetype_dimensions=_dimensions(ARCHETYPE_DIMENSIONS),

@@ -16,44 +16,33 @@ from datasets import Audio, Features, List, Value
 from ..audio import TARGET_SR
 from ..languages import language_hint
 from ..schema import (
-    ARCHETYPE_COMMENTS,
-    ARCHETYPE_DIMENSIONS,
-    ARCHETYPE_TEXT_FIELDS,
     CONTENT_PASS,
-    REALISM_DIMENSIONS,
-    REALISM_META_FIELDS,
-    REALISM_TEXT_FIELDS,
     Config,
     ValidatedRecord,
+    score_keys,
+    text_fields,
+    typed_annotation_keys,
 )
 
 SCORE = Value("int8")
 _KIND = {int: Value("int8"), bool: Value("bool"), str: Value("string")}
 
 
-def score_fields(config: Config, extra_dims: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """The annotation keys holding 1..5 scores (``extra_dims``: e.g. semantic_match if present)."""
-    if config == "archetype":
-        return (*ARCHETYPE_DIMENSIONS, "confidence")
-    return (*REALISM_DIMENSIONS, *extra_dims)
-
-
 def config_features(config: Config, extra_dims: tuple[str, ...] = ()) -> Features:
-    """Features of one config's parquet shards."""
+    """Features of one config's parquet shards. Every column is nullable: ``audio`` and
+    ``duration_s`` are null for a clip whose audio the build did not find, an optional field
+    the release does not carry is null (a whole annotator list, for an annotation field)."""
     audio = Audio(sampling_rate=TARGET_SR, num_channels=1)
-    if config == "archetype":
-        text = ARCHETYPE_TEXT_FIELDS
-        annotations: dict[str, Any] = {CONTENT_PASS: List(Value("bool"))}
-        annotations |= {k: List(SCORE) for k in score_fields(config)}
-        annotations |= {k: List(Value("string")) for k in ARCHETYPE_COMMENTS}
-    else:
-        text = REALISM_TEXT_FIELDS
-        annotations = {k: List(SCORE) for k in score_fields(config, extra_dims)}
-        annotations |= {k: List(_KIND[kind]) for k, kind in REALISM_META_FIELDS.items()}
-    mask = {k: List(Value("bool")) for k in score_fields(config, extra_dims)}
+    typed = typed_annotation_keys(config)
+    annotations: dict[str, Any] = (
+        {CONTENT_PASS: List(Value("bool"))} if CONTENT_PASS in typed else {}
+    )
+    annotations |= {k: List(SCORE) for k in score_keys(config, extra_dims)}
+    annotations |= {k: List(_KIND[kind]) for k, kind in typed.items() if k != CONTENT_PASS}
+    mask = {k: List(Value("bool")) for k in score_keys(config, extra_dims)}
     return Features(
         {
-            **{k: Value("string") for k in text},
+            **{k: Value("string") for k in text_fields(config)},
             "audio": audio,
             "duration_s": Value("float64"),
             "annotations": annotations,
@@ -75,11 +64,15 @@ def release_language(fields: dict[str, Any]) -> str | None:
 
 
 def record_row(
-    record: ValidatedRecord, audio_bytes: bytes, audio_name: str, seconds: float
+    record: ValidatedRecord,
+    audio_bytes: bytes | None = None,
+    audio_name: str | None = None,
+    seconds: float | None = None,
 ) -> dict:
-    """The parquet row of a validated record (audio embedded as encoded bytes)."""
+    """The parquet row of a validated record (audio embedded as encoded bytes; ``None``, with
+    ``duration_s`` null, for a clip without audio)."""
     row: dict[str, Any] = dict(record.fields)
-    row["audio"] = {"bytes": audio_bytes, "path": audio_name}
+    row["audio"] = None if audio_bytes is None else {"bytes": audio_bytes, "path": audio_name}
     row["duration_s"] = seconds
     row["annotations"] = record.annotations
     row["not_applicable"] = record.not_applicable

@@ -12,6 +12,7 @@ under the source folder (or where its archives were unpacked), and never to anyt
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import stat
 import tarfile
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import IO
 
+from ..jsonl import is_json_array
 from ..schema import DATA_DIRS, SPLITS, Config, RecordError
 
 RECORD_SUFFIXES = (".jsonl", ".json")
@@ -87,19 +89,23 @@ def find_jsonl_files(source: Path, split_map: dict[str, str] | None = None) -> l
             files.append(JsonlFile(config, split, path))
     if not files:
         raise FileNotFoundError(
-            f"{source}: no archetype_data/*.jsonl|json or realism_data/*.jsonl|json "
-            "(not an EvalBench release)"
+            f"{source}: no archetype_data/*.jsonl|json or realism_data/*.jsonl|json: not an "
+            "EvalBench release in the expected shape (record files, JSON Lines or a JSON array, "
+            f"under archetype_data/ and realism_data/, named by split); it holds {_holds(source)}"
         )
     return files
 
 
-def _is_json_array(path: Path) -> bool:
-    """Whether the file's first non-blank character opens a JSON array."""
-    with path.open(encoding="utf-8") as handle:
-        while chunk := handle.read(4096):
-            if text := chunk.lstrip():
-                return text.startswith("[")
-    return False
+def _holds(folder: Path, shown: int = 8) -> str:
+    """A few of the files under ``folder``, for a message (data-looking files first)."""
+    found = sorted(
+        (p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()),
+        key=lambda name: (not name.endswith((".json", ".jsonl", ".parquet", ".csv")), name),
+    )
+    if not found:
+        return "no files"
+    more = f", ... ({len(found) - shown} more)" if len(found) > shown else ""
+    return ", ".join(found[:shown]) + more
 
 
 def _iter_array(file: JsonlFile) -> Iterator[RawLine]:
@@ -117,7 +123,7 @@ def iter_lines(file: JsonlFile) -> Iterator[RawLine]:
 
     A ``.json`` file holding a JSON array yields its elements; any other file is JSON Lines.
     """
-    if file.path.suffix == ".json" and _is_json_array(file.path):
+    if file.path.suffix == ".json" and is_json_array(file.path):
         yield from _iter_array(file)
         return
     with file.path.open(encoding="utf-8") as handle:
@@ -128,9 +134,26 @@ def iter_lines(file: JsonlFile) -> Iterator[RawLine]:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise RecordError(
-                    f"{file.path}:{line_no}", "<line>", f"invalid JSON ({exc})"
+                    f"{file.path}:{line_no}", "<line>", _invalid_line(file.path, exc)
                 ) from None
             yield RawLine(file, line_no, record)
+
+
+def _invalid_line(path: Path, exc: json.JSONDecodeError) -> str:
+    """Why a line is unreadable; for a ``.json`` file holding one JSON object (records under
+    some key), that the records were expected as an array or one per line."""
+    if path.suffix == ".json":
+        try:
+            whole = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:
+            whole = None
+        if isinstance(whole, dict):
+            keys = ", ".join(list(map(repr, whole))[:5])
+            return (
+                f"expected a JSON array of records or one record per line (JSON Lines), got one "
+                f"JSON object with keys {keys}"
+            )
+    return f"invalid JSON ({exc})"
 
 
 def iter_release(source: str | Path, split_map: dict[str, str] | None = None) -> Iterator[RawLine]:
@@ -146,6 +169,52 @@ def iter_release(source: str | Path, split_map: dict[str, str] | None = None) ->
 def _wav_parts(wav_path: str) -> tuple[str, ...]:
     parts = PureWindowsPath(wav_path).parts if "\\" in wav_path else PurePosixPath(wav_path).parts
     return tuple(p for p in parts if p not in ("/", "\\") and not p.endswith((":\\", ":")))
+
+
+class WavResolver:
+    """Resolves the ``wav_path`` of the records of one record file (see
+    :func:`resolve_wav_path`); the folders searched are worked out once, for every record."""
+
+    def __init__(
+        self,
+        source: Path,
+        jsonl_dir: Path,
+        *,
+        extracted: Path | None = None,
+        boundary: Path | None = None,
+    ):
+        self.root = Path(source).resolve()
+        self.allowed = [Path(boundary).resolve() if boundary else self.root]
+        bases = [Path(jsonl_dir), self.root]
+        if extracted is not None:
+            self.allowed.append(Path(extracted).resolve())
+            inside = Path(jsonl_dir).resolve().relative_to(self.root)
+            bases += [self.allowed[-1] / inside, self.allowed[-1]]
+        # a folder that does not exist holds no candidate: not searched
+        self.bases = [str(b) for b in dict.fromkeys(bases) if b.is_dir()]
+
+    def __call__(self, wav_path: str, where: str) -> Path | None:
+        parts = _wav_parts(wav_path)
+        if not parts:
+            raise RecordError(where, "wav_path", f"{wav_path!r} names no file")
+        if ".." in parts:
+            raise RecordError(
+                where, "wav_path", f"{wav_path!r} resolves outside the source folder {self.root}"
+            )
+        for start in range(len(parts)):
+            tail = os.path.join(*parts[start:])
+            for base in self.bases:
+                candidate = os.path.join(base, tail)
+                if os.path.isfile(candidate):
+                    resolved = Path(candidate).resolve()
+                    if not any(resolved.is_relative_to(folder) for folder in self.allowed):
+                        raise RecordError(
+                            where,
+                            "wav_path",
+                            f"{wav_path!r} resolves outside the source folder {self.root}",
+                        )
+                    return Path(candidate)
+        return None
 
 
 def resolve_wav_path(
@@ -165,33 +234,11 @@ def resolve_wav_path(
     found, under its own name (a Hub snapshot's files link to blobs named by hash), or ``None``
     when no candidate exists (the audio is absent). Raises :class:`RecordError` when the path
     climbs out of the source folder (``..``) or a candidate resolves outside ``boundary``
-    (default: the source folder) and ``extracted`` (e.g. through a symlink).
+    (default: the source folder) and ``extracted`` (e.g. through a symlink). For the records of
+    one file, :class:`WavResolver` works the folders out once.
     """
-    root = Path(source).resolve()
-    allowed = [Path(boundary).resolve() if boundary else root]
-    bases = [jsonl_dir, root]
-    if extracted is not None:
-        allowed.append(Path(extracted).resolve())
-        bases += [allowed[-1] / Path(jsonl_dir).resolve().relative_to(root), allowed[-1]]
-    parts = _wav_parts(wav_path)
-    if not parts:
-        raise RecordError(where, "wav_path", f"{wav_path!r} names no file")
-    if ".." in parts:
-        raise RecordError(
-            where, "wav_path", f"{wav_path!r} resolves outside the source folder {root}"
-        )
-    for start in range(len(parts)):
-        tail = Path(*parts[start:])
-        for base in bases:
-            candidate = base / tail
-            if candidate.is_file():
-                resolved = candidate.resolve()
-                if not any(resolved.is_relative_to(folder) for folder in allowed):
-                    raise RecordError(
-                        where, "wav_path", f"{wav_path!r} resolves outside the source folder {root}"
-                    )
-                return candidate
-    return None
+    resolver = WavResolver(source, jsonl_dir, extracted=extracted, boundary=boundary)
+    return resolver(wav_path, where)
 
 
 def find_archives(source: Path) -> list[Path]:

@@ -8,9 +8,10 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from ..schema import CONFIGS, CONTENT_PASS, SCORE_MAX, SCORE_MIN, dimensions
+from ..schema import CONTENT_PASS, SCORE_MAX, SCORE_MIN, dimensions
 from .build import UNSTATED
 from .card import synthetic_label_note
+from .reader import dataset_configs, dataset_splits, open_split
 
 SYNTHETIC_WARNING = (
     "These labels are synthetic proxy labels (simulated annotators), not human ratings: "
@@ -39,31 +40,32 @@ def language_counts(languages: list[str | None] | None) -> dict[str, int] | None
 
 
 def summarize_dataset(folder: str | Path) -> dict:
-    """Rows, hours and per-dimension label counts of every config and split in ``folder``.
+    """Rows, clips with audio, hours and per-dimension label counts of every config and split
+    in ``folder``.
 
     Returns ``{"dataset", "synthetic_labels", "label_note", "configs": {config: {split: ...}}}``;
     ``label_note`` is the card's note when it says the labels are synthetic, else ``None``. A
     split's ``languages`` is :func:`language_counts` of its ``language`` column (None: the
-    dataset was built before it existed).
+    dataset was built before it existed); ``with_audio`` counts its clips with audio.
     """
-    from datasets import get_dataset_config_names, load_dataset
-
     folder = str(folder)
     report = json.loads((Path(folder) / "build_report.json").read_text(encoding="utf-8"))
     note = synthetic_label_note(folder)
     configs: dict = {}
     summary = {"dataset": folder, "synthetic_labels": note is not None, "label_note": note,
                "configs": configs}  # fmt: skip
-    for config in (c for c in CONFIGS if c in get_dataset_config_names(folder)):
-        splits = load_dataset(folder, config).remove_columns("audio")
+    for config in dataset_configs(folder):
         configs[config] = {}
-        for split, ds in splits.items():
-            annotations = ds["annotations"]
+        for split in dataset_splits(folder, config):
+            data = open_split(folder, config, split)
+            rows = list(data.rows(["annotations"], optional=["language"]))
+            annotations = [r["annotations"] for r in rows]
             entry = {
-                "rows": ds.num_rows,
+                "rows": data.n_rows,
+                "with_audio": data.n_with_audio,
                 "hours": report["hours"][config][split],
                 "languages": language_counts(
-                    ds["language"] if "language" in ds.column_names else None
+                    [r["language"] for r in rows] if data.has("language") else None
                 ),
                 "annotators_per_clip": dict(
                     sorted(Counter(len(a[dimensions(config)[0]]) for a in annotations).items())
@@ -71,8 +73,8 @@ def summarize_dataset(folder: str | Path) -> dict:
                 "labels": {d: label_distribution(annotations, d) for d in dimensions(config)},
             }
             if config == "archetype":
-                votes = [v for a in annotations for v in a[CONTENT_PASS]]
-                entry["content_pass_rate"] = sum(votes) / len(votes)
+                votes = [v for a in annotations for v in a[CONTENT_PASS] if v is not None]
+                entry["content_pass_rate"] = sum(votes) / len(votes) if votes else float("nan")
             configs[config][split] = entry
     return summary
 
@@ -83,7 +85,11 @@ def format_summary(summary: dict) -> str:
         lines += [f"NOTE: {SYNTHETIC_WARNING}", f"  dataset card: {summary['label_note']}", ""]
     for config, splits in summary["configs"].items():
         for split, entry in splits.items():
-            head = f"{config}/{split}: {entry['rows']} clips, {entry['hours'] * 60:.1f} min"
+            audio = entry.get("with_audio", entry["rows"])
+            head = (
+                f"{config}/{split}: {entry['rows']} clips ({audio} with audio), "
+                f"{entry['hours'] * 60:.1f} min"
+            )
             if "content_pass_rate" in entry:
                 head += f", content pass {entry['content_pass_rate']:.0%} of votes"
             lines.append(head)

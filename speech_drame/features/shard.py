@@ -9,7 +9,8 @@ write the same audio entry. Every rank reads and decodes every row to learn the 
 clips through :func:`~speech_drame.features.blueprint.iter_blueprints` with their context
 texts, so the cache holds all that ``train-lite`` reads for those splits. A context text shared
 by clips of several ranks (a realism profile) may be embedded by each of them: a few
-milliseconds, and the entry written is the same.
+milliseconds, and the entry written is the same. Clips the dataset has no audio for are counted
+apart (``no_audio``); splits without any audio stop the run before it starts.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ class ShardSummary:
     cached: int  # every audio feature already in the cache
     failed: dict[str, str] = field(default_factory=dict)  # "config/split id" -> reason
     seconds: float = 0.0
+    no_audio: int = 0  # rows the dataset has no audio for (neither computed nor failed)
 
     def line(self) -> str:
         """One line: the counts, the first failure reasons."""
@@ -73,6 +75,8 @@ class ShardSummary:
             f"{self.computed} computed, {self.cached} already cached, {len(self.failed)} failed "
             f"({self.seconds:.1f} s)"
         )
+        if self.no_audio:
+            text_ += f"; {self.no_audio} row(s) without audio, not extracted"
         if self.failed:
             first = list(self.failed.items())[:3]
             more = f"; ... ({len(self.failed) - 3} more)" if len(self.failed) > 3 else ""
@@ -90,6 +94,7 @@ def total(summaries: Sequence[ShardSummary]) -> ShardSummary:
         sum(s.cached for s in summaries),
         {w: why for s in summaries for w, why in s.failed.items()},
         max(s.seconds for s in summaries),
+        summaries[0].no_audio,
     )
 
 
@@ -108,11 +113,11 @@ def dataset_parts(
     Raises:
         ValueError: a split in ``splits`` that none of the configs has, or no split at all.
     """
-    import datasets
+    from speech_drame.data.reader import dataset_splits
 
     have: dict[Config, list[str]] = {}
     for c in configs:
-        listed = datasets.load_dataset_builder(str(dataset_dir), c).config.data_files or {}
+        listed = dataset_splits(dataset_dir, c)
         have[c] = [s for s in SPLITS[c] if s in listed] + sorted(set(listed) - set(SPLITS[c]))
     if splits is not None:
         unknown = [s for s in splits if not any(s in have[c] for c in configs)]
@@ -128,14 +133,21 @@ def dataset_parts(
 
 
 def split_streams(dataset_dir: str | os.PathLike, parts: Sequence[tuple[Config, str]]) -> list:
-    """One :class:`~speech_drame.scorers.lite_training.SplitStream` per ``(config, split)``."""
-    from speech_drame.scorers.lite_training import SplitStream
+    """One :class:`~speech_drame.data.examples.SplitStream` per ``(config, split)``.
 
-    return [SplitStream(dataset_dir, config, split) for config, split in parts]
+    Raises:
+        NoAudioError: none of the parts has any audio.
+    """
+    from speech_drame.data.examples import SplitStream
+    from speech_drame.data.reader import require_audio
+
+    streams = [SplitStream(dataset_dir, config, split) for config, split in parts]
+    require_audio([s.split_data for s in streams], "feature extraction")
+    return streams
 
 
 def read_rows(streams: Sequence) -> Iterator[Row]:
-    """Every row of ``streams`` (:class:`~speech_drame.scorers.lite_training.SplitStream`),
+    """Every row with audio of ``streams`` (:class:`~speech_drame.data.examples.SplitStream`),
     with its audio decoded only to compute its key."""
     for stream in streams:
         for example in stream:
@@ -191,6 +203,7 @@ def fill_cache(
         if owner == rank:
             first.setdefault(rows[i].key, i)
     summary = ShardSummary(f"{rank}/{world_size}", len(rows), len(first), 0, 0)
+    summary.no_audio = sum(len(s.no_audio) for s in streams)
     todo: list[int] = []
     for i in first.values():
         if rows[i].error is not None:

@@ -17,6 +17,10 @@ Two ways to pick ``k`` exemplars (:data:`EXEMPLAR_STRATEGIES`):
   the gold value, plus for archetype the share of Content Pass votes against the majority; the
   ``k`` exemplars are drawn with the seed from the clips at or below the ``k``-th smallest
   distance.
+
+Exemplars are played to the judge, so only clips with audio are candidates; the split's clips
+without audio are counted (``ExemplarPool.no_audio``), and a split with none stops before any
+request (:class:`~speech_drame.data.reader.NoAudioError`).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..labels import DEFAULT_LABEL_POLICY, apply_label_policy, check_label_policy
-from ..schema import CONTENT_PASS, Config, check_config, dimensions
+from ..schema import CONTENT_PASS, CONTEXT_COLUMNS, CONTEXTS, Config, check_config, dimensions
 from .prompt import JudgeItem, wav_base64
 
 EXEMPLAR_STRATEGIES: dict[str, str] = {
@@ -91,6 +95,7 @@ class _Candidate:
     id: str
     index: int  # row of the split
     gold: dict[str, Any]
+    context: dict[str, str]  # by EvalBench column
 
 
 def _draw_seed(seed: int, clip: str, run: int) -> int:
@@ -130,22 +135,27 @@ class ExemplarPool:
                 f"unknown exemplar strategy {strategy!r}; expected one of "
                 f"{', '.join(EXEMPLAR_STRATEGIES)}"
             )
-        from datasets import Audio, load_dataset
+        from ..data.reader import open_split, require_audio
 
         self.config, self.k, self.strategy, self.seed = check_config(config), k, strategy, seed
         self.label_policy = check_label_policy(label_policy)
-        ds = load_dataset(str(dataset_dir), config, split=split)
+        self._split = open_split(dataset_dir, self.config, split)
+        require_audio([self._split], "few-shot exemplars")
+        columns = ["id", "annotations", *(CONTEXT_COLUMNS[c] for c in CONTEXTS[self.config])]
+        self.no_audio = self._split.without_audio
+        missing = set(self.no_audio)
         self.candidates: list[_Candidate] = []
-        for index, row in enumerate(ds.remove_columns("audio")):
+        for index, row in enumerate(self._split.rows(columns)):
             found = gold_answer(row["annotations"], config, label_policy)
-            if found is not None:
-                self.candidates.append(_Candidate(found[1], row["id"], index, found[0]))
+            if found is not None and row["id"] not in missing:
+                context = {c: row[c] or "" for c in columns[2:]}
+                self.candidates.append(_Candidate(found[1], row["id"], index, found[0], context))
         if len(self.candidates) < k:
             raise ValueError(
-                f"{dataset_dir} ({config}/{split}): {len(self.candidates)} clip(s) with a "
-                f"complete gold answer, {k} exemplar(s) asked for"
+                f"{self._split.where}: {len(self.candidates)} clip(s) with audio and a "
+                f"complete gold answer ({len(self.no_audio)} without audio), {k} exemplar(s) "
+                "asked for"
             )
-        self._rows = ds.cast_column("audio", Audio(decode=False))
         # Encoded exemplars are reused across draws, but only the most recent: random draws
         # reach the whole split, whose base64 audio would not fit in memory.
         self._item = lru_cache(maxsize=ITEM_CACHE)(self._load_item)
@@ -177,13 +187,14 @@ class ExemplarPool:
         return [self._item(c) for c in rng.sample(pool, self.k)]
 
     def _load_item(self, candidate: _Candidate) -> JudgeItem:
-        row = self._rows[candidate.index]
+        audio = self._split.row(candidate.index, ["audio"])["audio"]
+        context = candidate.context
         return JudgeItem(
-            audio_b64=wav_base64(row["audio"]["bytes"]),
-            question=row.get("question") or "",
-            profile=row.get("char_profile") or "",
-            scene=row.get("local_scene") or "",
-            traits=row.get("char_style") or "",
+            audio_b64=wav_base64(audio["bytes"]),
+            question=context.get("question", ""),
+            profile=context.get("char_profile", ""),
+            scene=context.get("local_scene", ""),
+            traits=context.get("char_style", ""),
             id=candidate.id,
             gold=candidate.gold,
         )

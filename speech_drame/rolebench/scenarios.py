@@ -129,13 +129,16 @@ def load_scenario_file(path: str | os.PathLike, mode: Config | None = None) -> S
 
 
 def load_dataset_scenarios(folder: str | os.PathLike, config: Config, split: str) -> ScenarioSet:
-    """Scenarios of an EvalBench config and split in a Hub-ready dataset folder (no audio read)."""
-    import datasets
+    """Scenarios of an EvalBench config and split in a Hub-ready dataset folder (no audio read:
+    an annotation-only build serves as well)."""
+    from speech_drame.data.reader import open_split
+    from speech_drame.schema import CONTEXT_COLUMNS, CONTEXTS
 
-    config = check_config(config)
-    ds = datasets.load_dataset(str(folder), config, split=split)
-    ds = ds.remove_columns([c for c in ds.column_names if c in ("audio", "annotations")])
-    where = f"{folder} {config}/{split}"
-    scenarios = [scenario_from_row(row, config, f"{where} row {i}") for i, row in enumerate(ds)]
-    _check_unique(scenarios, where)
-    return ScenarioSet(config, tuple(scenarios))
+    data = open_split(folder, check_config(config), split)
+    columns = ["id", *(CONTEXT_COLUMNS[name] for name in CONTEXTS[data.config])]
+    scenarios = [
+        scenario_from_row(row, data.config, f"{data.where} row {i}")
+        for i, row in enumerate(data.rows(columns))
+    ]
+    _check_unique(scenarios, data.where)
+    return ScenarioSet(data.config, tuple(scenarios))

@@ -11,7 +11,8 @@ Beside the totals, every statistic is also given per language
 column), or, where the release says nothing, the one the scorer's ASR identified; clips whose
 identified language contradicts the release's are counted. When the scorer returns its
 distributions over the scores 1..5, their fit to the annotators' own distribution is reported
-too (:func:`speech_drame.distribution_fit.distribution_fit`).
+too (:func:`speech_drame.distribution_fit.distribution_fit`). Clips the dataset has no audio
+for are neither scored nor failures: they are listed apart (``no_audio``).
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ class SplitReport:
     a scorer that returns distributions over 1..5, how well they match the annotators' own
     (:func:`~speech_drame.distribution_fit.distribution_fit`: NLL, Jensen-Shannon divergence,
     ECE and reliability bins per dimension, each beside the pooled-rating baseline), else
-    ``None``.
+    ``None``. ``no_audio``: the ids of the split's clips without audio (not scored, not
+    failures).
     """
 
     split: str
@@ -53,6 +55,7 @@ class SplitReport:
     by_language: dict[str, dict[str, Any]] = field(default_factory=dict)
     language_mismatches: dict[str, dict[str, str]] = field(default_factory=dict)
     distribution_fit: dict[str, Any] | None = None
+    no_audio: list[str] = field(default_factory=list)
 
     @property
     def n_unreliable(self) -> int:
@@ -73,15 +76,18 @@ def evaluate_scorer(
     label mass below ``min_label_mass`` are kept and listed in ``unreliable``.
 
     Raises:
+        NoAudioError: no clip of the split has audio (before any scoring).
         ValueError: the split does not exist, no clip of it could be scored, or
             ``min_label_mass`` is not in [0, 1].
     """
+    from ..data.examples import SplitStream
+    from ..data.reader import require_audio
     from ..distribution_fit import distribution_fit
     from ..metrics import grouped_alignment
-    from .lite_training import SplitStream
 
     check_min_label_mass(min_label_mass)
     stream = SplitStream(dataset_dir, scorer.config, split)
+    require_audio([stream.split_data], f"scoring {stream.where}")
     labels: dict[str, dict[str, list[Any]]] = {}
     release: dict[str, str | None] = {}
 
@@ -129,4 +135,5 @@ def evaluate_scorer(
         tables["by_group"],
         mismatches,
         fit,
+        stream.no_audio,
     )

@@ -1,7 +1,8 @@
 """Train the LiteScorer on a Hub-ready dataset folder and evaluate it on every test split.
 
 ``speech-drame train-lite`` (and ``make demo``) call :func:`train_and_evaluate`: every split is
-streamed from its parquet shards (:class:`SplitStream`) through feature extraction in bounded
+streamed from its parquet shards (:class:`~speech_drame.data.examples.SplitStream`) through
+feature extraction in bounded
 batches (cached per clip), keeping only each clip's blueprint and labels, so memory does not
 grow with the number of clips. One scorer per config is trained on ``train``, scored on each
 other split through the scorer contract (:func:`.evaluation.evaluate_scorer`, the path every
@@ -23,6 +24,8 @@ from typing import Any
 
 from speech_drame.atomic_io import write_json
 from speech_drame.data.card import synthetic_label_note
+from speech_drame.data.examples import SplitStream
+from speech_drame.data.reader import ATTACH_HINT, open_split, require_audio
 from speech_drame.features.blueprint import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_CACHE,
@@ -34,13 +37,10 @@ from speech_drame.features.blueprint import (
 from speech_drame.languages import ALL_LABELS
 from speech_drame.schema import (
     CONTENT_PASS,
-    CONTEXT_COLUMNS,
-    CONTEXTS,
     RUBRIC_NAMES,
     SPLITS,
     Config,
     check_config,
-    context_from_row,
     dimensions,
 )
 from speech_drame.scorers.evaluation import SplitReport, evaluate_scorer
@@ -58,84 +58,9 @@ METRICS_FORMAT = 1
 
 
 @dataclass
-class Example:
-    """One clip of a split: id, encoded audio, context texts, annotator labels and the
-    language the release gives (the dataset's ``language`` column; None when unstated or when
-    the dataset was built before the column existed)."""
-
-    id: str
-    source: bytes
-    contexts: dict[str, str]
-    labels: dict[str, list[Any]]  # dimension -> every annotator's rating
-    language: str | None = None
-
-
-class SplitStream:
-    """One split of a Hub-ready dataset folder, read row by row with the audio kept encoded.
-
-    The split's parquet shards (as ``datasets`` resolves them from the card) are read one row
-    group at a time (the build writes row groups of at most 32 MB of audio), only the columns
-    the scorer needs, so memory does not grow with the size of the split and nothing is
-    copied into the ``datasets`` cache. (``datasets``' own streaming reader was measured to
-    peak higher the more rows it has read: about 190 MB more for 1,800 rows than for 450, see
-    ``benchmarks/bench_memory.py``.) Iterating yields :class:`Example` objects in dataset
-    order; ``n_rows`` is the row count the dataset card declares (``None`` if it does not).
-    """
-
-    def __init__(self, dataset_dir: str | os.PathLike, config: Config, split: str):
-        import datasets
-
-        self.dataset_dir, self.config, self.split = str(dataset_dir), check_config(config), split
-        builder = datasets.load_dataset_builder(self.dataset_dir, self.config)
-        data_files = builder.config.data_files or {}
-        if split not in data_files:
-            raise ValueError(f"{self.where}: no such split (the card lists {sorted(data_files)})")
-        self.files = list(data_files[split])
-        features = builder.info.features
-        if features is None or "audio" not in features or "annotations" not in features:
-            raise ValueError(f"{self.where}: the card declares no audio and annotations columns")
-        self.label_keys = [d for d in dimensions(self.config) if d in features["annotations"]]
-        if self.config == "archetype":
-            self.label_keys.append(CONTENT_PASS)
-        context = [CONTEXT_COLUMNS[name] for name in CONTEXTS[self.config]]
-        self.columns = ["id", "audio", "annotations", *context]
-        if "language" in features:
-            self.columns.append("language")
-        splits = builder.info.splits or {}
-        self.n_rows: int | None = splits[split].num_examples if split in splits else None
-
-    @property
-    def where(self) -> str:
-        return f"{self.dataset_dir} {self.config}/{self.split}"
-
-    def __iter__(self) -> Iterator[Example]:
-        import fsspec
-        import pyarrow.parquet as pq
-
-        for url in self.files:
-            with fsspec.open(url, "rb") as handle:
-                shard = pq.ParquetFile(handle)
-                for group in range(shard.num_row_groups):
-                    rows = deque(shard.read_row_group(group, columns=self.columns).to_pylist())
-                    while rows:  # each row is released once it is handed on
-                        yield self._example(rows.popleft())
-
-    def _example(self, row: Mapping[str, Any]) -> Example:
-        audio = row["audio"] or {}
-        if not audio.get("bytes"):
-            raise ValueError(f"{self.where} {row['id']}: audio bytes missing")
-        return Example(
-            row["id"],
-            audio["bytes"],
-            context_from_row(row, self.config, f"{self.where} {row['id']}"),
-            {k: list(row["annotations"][k]) for k in self.label_keys},
-            row.get("language"),
-        )
-
-
-@dataclass
 class ExtractedSplit:
-    """The usable clips of a split (blueprints and labels, aligned) and the failed ones."""
+    """The usable clips of a split (blueprints and labels, aligned), the failed ones and the
+    ones the split has no audio for (not failures: there was nothing to extract)."""
 
     config: Config
     split: str
@@ -143,6 +68,7 @@ class ExtractedSplit:
     blueprints: list[Blueprint]
     labels: dict[str, list[list[Any]]]
     failures: dict[str, str]  # clip id -> reason
+    no_audio: list[str] = field(default_factory=list)
 
 
 def extract_split(
@@ -166,7 +92,8 @@ def extract_split(
             pending.append((example.id, example.labels))
             yield example.source, example.contexts
 
-    out = ExtractedSplit(stream.config, split, [], [], {k: [] for k in stream.label_keys}, {})
+    labels: dict[str, list[list[Any]]] = {k: [] for k in stream.label_keys}
+    out = ExtractedSplit(stream.config, split, [], [], labels, {}, stream.no_audio)
     extracted = iter_blueprints(
         clips(), cache, progress=progress, batch_size=batch_size, total=stream.n_rows
     )
@@ -197,6 +124,7 @@ class TrainingReport:
     label_note: str | None  # the dataset card's note that the labels are synthetic
     n_train: int
     failures: dict[str, str] = field(default_factory=dict)  # train clips left out
+    no_audio: list[str] = field(default_factory=list)  # train clips without audio
 
 
 def _train_one(
@@ -212,14 +140,16 @@ def _train_one(
         )
     note = synthetic_label_note(dataset_dir)
     report = TrainingReport(
-        str(dataset_dir), "train", note is not None, note, len(train.blueprints), train.failures
-    )
+        str(dataset_dir), "train", note is not None, note, len(train.blueprints), train.failures,
+        train.no_audio,
+    )  # fmt: skip
     info = {
         "dataset": report.dataset,
         "split": report.split,
         "labels_are_synthetic": report.labels_are_synthetic,
         "label_note": report.label_note,
         "n_failed": len(train.failures),
+        "n_no_audio": len(train.no_audio),
     }
     scorer = train_lite_scorer(train.blueprints, train.labels, config, options, info)
     return scorer, report
@@ -252,6 +182,10 @@ def format_table(config: Config, reports: Sequence[SplitReport]) -> str:
     )
     lines.append(f"{'clips scored':<38}" + "".join(f"{r.n_scored:>12d}" for r in reports))
     lines.append(f"{'clips failed':<38}" + "".join(f"{len(r.failures):>12d}" for r in reports))
+    if any(r.no_audio for r in reports):
+        lines.append(
+            f"{'clips without audio':<38}" + "".join(f"{len(r.no_audio):>12d}" for r in reports)
+        )
     if any(r.distribution_fit for r in reports):
         for label, key in (
             ("average NLL of the ratings", "avg_nll"),
@@ -305,6 +239,8 @@ def config_metrics(
             "clips_used": training.n_train,
             "clips_failed": len(training.failures),
             "failures": _failure_list(training.failures),
+            "clips_without_audio": len(training.no_audio),
+            "without_audio": training.no_audio,
             "options": asdict(options),
         },
         "splits": {
@@ -312,6 +248,8 @@ def config_metrics(
                 "clips_scored": r.n_scored,
                 "clips_failed": len(r.failures),
                 "failures": _failure_list(r.failures),
+                "clips_without_audio": len(r.no_audio),
+                "without_audio": r.no_audio,
                 "table": r.table,
                 "by_language": r.by_language,
                 "language_mismatches": r.language_mismatches,
@@ -343,6 +281,7 @@ def read_reports(scorer_dir: str | os.PathLike) -> dict[str, list[SplitReport]]:
                 by_language=entry.get("by_language", {}),
                 language_mismatches=entry.get("language_mismatches", {}),
                 distribution_fit=entry.get("distribution_fit"),
+                no_audio=entry.get("without_audio", []),
             )
             for split, entry in metrics["splits"].items()
         ]
@@ -378,7 +317,12 @@ def train_and_evaluate(
     identified one) its clip ``count`` and ``table`` (null below 3 clips, with the ``reason``); ``language_mismatches``:
     clip id -> ``{"release", "identified"}``; ``distribution_fit``: how well the scorer's
     distributions over 1..5 match the annotators'
-    (:func:`~speech_drame.distribution_fit.distribution_fit`)).
+    (:func:`~speech_drame.distribution_fit.distribution_fit`); ``clips_without_audio`` and
+    ``without_audio``: the clips the dataset has no audio for, neither scored nor failed) and
+    ``not_evaluated``: split -> why (a split without any audio).
+
+    Before any work, a config whose ``train`` split has no audio at all stops the run
+    (:class:`~speech_drame.data.reader.NoAudioError`, one line saying how to attach it).
 
     Returns the reports per config; with ``echo`` the tables, failure counts, the paths
     written and the feature cache's hits and misses (0 misses after ``speech-drame features``
@@ -391,8 +335,9 @@ def train_and_evaluate(
     (out / METRICS_FILE).unlink(missing_ok=True)  # stale until this run finishes
     results: dict[str, list[SplitReport]] = {}
     metrics: dict[str, Any] = {}
+    configs = [check_config(c) for c in configs]
+    unscored = _splits_without_audio(dataset_dir, configs)
     for config in configs:
-        config = check_config(config)
         train = extract_split(dataset_dir, config, "train", cache, progress, batch_size)
         scorer, training = _train_one(dataset_dir, config, options, train)
         del train  # the train blueprints are not needed for evaluation
@@ -400,7 +345,7 @@ def train_and_evaluate(
         reports = [
             evaluate_scorer(evaluator, dataset_dir, split, progress, options.label_policy)
             for split in SPLITS[config]
-            if split != "train"
+            if split != "train" and split not in unscored[config]
         ]
         scorer.info["evaluation"] = {
             r.split: {k: v for k, v in r.table.items() if k.endswith(("_pearson", "_accuracy"))}
@@ -410,6 +355,7 @@ def train_and_evaluate(
         plots = _reliability_plots(out / config, config, reports)
         results[config] = reports
         metrics[config] = config_metrics(out / config, training, options, reports)
+        metrics[config]["not_evaluated"] = unscored[config]
         if echo:
             print(format_table(config, reports))
             if training.failures:
@@ -419,6 +365,8 @@ def train_and_evaluate(
             for r in reports:
                 if r.failures:
                     print(f"{len(r.failures)} {r.split} clip(s) not scored: {_first(r.failures)}")
+            for split, why in unscored[config].items():
+                print(f"{config}/{split} not evaluated: {why}")
             for plot in plots:
                 print(f"reliability diagram: {plot}")
             print(f"saved {out / config}\n")
@@ -429,6 +377,22 @@ def train_and_evaluate(
         if cache is not None:
             print(f"feature cache {cache.root}: {cache.hits} hits, {cache.misses} misses")
     return results
+
+
+def _splits_without_audio(
+    dataset_dir: Path, configs: Sequence[Config]
+) -> dict[Config, dict[str, str]]:
+    """Per config, the evaluation splits without any audio (split -> why), after checking that
+    every ``train`` split has some (``NoAudioError`` otherwise, before any work)."""
+    out: dict[Config, dict[str, str]] = {}
+    for config in configs:
+        require_audio([open_split(dataset_dir, config, "train")], f"train-lite ({config})")
+        out[config] = {}
+        for split in (s for s in SPLITS[config] if s != "train"):
+            data = open_split(dataset_dir, config, split)
+            if not data.n_with_audio:
+                out[config][split] = f"no audio ({data.n_rows} clips; {ATTACH_HINT})"
+    return out
 
 
 def _reliability_plots(folder: Path, config: Config, reports: Sequence[SplitReport]) -> list[Path]:

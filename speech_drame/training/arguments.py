@@ -68,7 +68,10 @@ class ModelArguments:
 class DataArguments:
     dataset: str = field(
         default="speech-drame",
-        metadata={"help": "Hub-ready dataset: a local folder or a Hub dataset id."},
+        metadata={
+            "help": "built dataset folder (speech-drame build), or hf://datasets/ORG/NAME for one "
+            "pushed to the Hub"
+        },
     )
     dataset_config_name: Literal["archetype", "realism"] = field(
         default="archetype", metadata={"help": "Which evaluation: archetype or realism."}

@@ -2,7 +2,8 @@
 
 ``main(argv)`` is what ``train.py`` calls. Steps:
 
-1. load ``<dataset>``/``<config>`` with ``datasets.load_dataset`` and index the training pairs;
+1. open ``<dataset>``/``<config>`` (:func:`speech_drame.data.reader.open_split`; the clips with
+   audio, the others counted) and index the training pairs;
 2. load the base model (or build the tiny one) and wrap it with LoRA (PEFT);
 3. train with ``transformers.Trainer`` (resuming from the last checkpoint with ``--resume``);
 4. on the main process: score the eval splits with :class:`DrameEvalScorer` and measure them
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..atomic_io import strict_json
 from ..audio_llm.tiny import TINY_MODEL
+from ..data.reader import ATTACH_HINT
 from ..labels import describe_label_policy
 from ..prompts import instruction_pool, scored_dimensions
 from ..schema import CONTENT_PASS, SPLITS, Config, check_config
@@ -40,6 +42,7 @@ from . import SetupError
 from .export import evaluator_dir
 
 if TYPE_CHECKING:  # the arguments module imports transformers
+    from ..data.reader import BuiltSplit
     from .arguments import DataArguments, DrameEvalTrainingArguments, LoraArguments, ModelArguments
 
 logger = logging.getLogger(__name__)
@@ -70,18 +73,26 @@ def base_model_spec(model_args: ModelArguments) -> str:
     return TINY_MODEL if model_args.tiny else model_args.model_name_or_path
 
 
-def load_data(data_args: DataArguments) -> tuple[Config, Any, tuple[str, ...]]:
-    """``(config, DatasetDict, dimensions)``; dimensions include extras the data carries."""
-    from datasets import load_dataset
+def load_data(data_args: DataArguments) -> tuple[Config, dict[str, BuiltSplit], tuple[str, ...]]:
+    """``(config, split name -> split, dimensions)``; dimensions include extras the data
+    carries. A training split without any audio stops here, before any model is loaded."""
+    from ..data.reader import DatasetError, dataset_splits, open_split, require_audio
 
     config = check_config(data_args.dataset_config_name)
-    data = load_dataset(data_args.dataset, config)
-    if data_args.train_split not in data:
-        raise SetupError(
-            f"{data_args.dataset} ({config}) has no split {data_args.train_split!r}; "
-            f"splits: {', '.join(data)}"
-        )
-    annotation_keys = set(data[data_args.train_split].features["annotations"])
+    try:
+        data = {
+            s: open_split(data_args.dataset, config, s)
+            for s in dataset_splits(data_args.dataset, config)
+        }
+        if data_args.train_split not in data:
+            raise SetupError(
+                f"{data_args.dataset} ({config}) has no split {data_args.train_split!r}; "
+                f"splits: {', '.join(data) or 'none'}"
+            )
+        require_audio([data[data_args.train_split]], "train.py")
+    except DatasetError as exc:
+        raise SetupError(str(exc)) from None
+    annotation_keys = set(data[data_args.train_split].annotation_keys)
     extra = tuple(k for k in ("semantic_match",) if k in annotation_keys)
     return config, data, scored_dimensions(config, extra)
 
@@ -223,16 +234,24 @@ def train(
 
     config, data, dims = load_data(data_args)
     splits = eval_splits(data_args, config, list(data))
-    train_rows = data[data_args.train_split]
+    without_audio = {s: len(data[s].without_audio) for s in [data_args.train_split, *splits]}
+    not_evaluated = {
+        s: f"no audio ({data[s].n_rows} clips)" for s in splits if not data[s].n_with_audio
+    }
+    splits = [s for s in splits if s not in not_evaluated]
+    for split, why in not_evaluated.items():
+        logger.warning("%s/%s is not evaluated: %s; %s", config, split, why, ATTACH_HINT)
+    train_rows = data[data_args.train_split].to_dataset(with_audio_only=True)
     if data_args.max_train_samples is not None:
         train_rows = train_rows.select(range(min(data_args.max_train_samples, len(train_rows))))
     paraphrases = instruction_pool(config) if data_args.prompt_variation else None
     train_set = AnnotatorSampledDataset(train_rows, dims, data_args.label_policy, paraphrases)
     logger.info(
-        "%d training pairs from %d clips; label policy %s; skipped (no usable label): %s; "
-        "null ratings counted as 1: %s",
+        "%d training pairs from %d clips (%d without audio left out); label policy %s; "
+        "skipped (no usable label): %s; null ratings counted as 1: %s",
         len(train_set),
         len(train_rows),
+        without_audio[data_args.train_split],
         data_args.label_policy,
         train_set.index.skipped,
         train_set.index.filled,
@@ -268,12 +287,13 @@ def train(
     )
     evaluation, predictions = {}, {}
     for split in splits:
-        rows = data[split]
+        rows = data[split].to_dataset(with_audio_only=True)
         if data_args.max_eval_samples is not None:
             rows = rows.select(range(min(data_args.max_eval_samples, len(rows))))
         evaluation[split], predictions[split] = evaluate_split(
             scorer, rows, dims, data_args.label_policy
         )
+        evaluation[split]["clips_without_audio"] = without_audio[split]
         trainer.log_metrics(
             f"eval_{split}",
             {k: v for k, v in evaluation[split].items() if isinstance(v, int | float)},
@@ -293,10 +313,12 @@ def train(
             "effective_batch_size": effective_batch,
             "training_pairs": len(train_set),
             "training_clips": len(train_rows),
+            "training_clips_without_audio": without_audio[data_args.train_split],
             "skipped_no_valid_score": train_set.index.skipped,
             "null_ratings_counted_as_1": train_set.index.filled,
         },
         "eval": evaluation,
+        "not_evaluated": not_evaluated,
     }
     base_dtype = str(model.get_base_model().dtype).removeprefix("torch.")
     info = EvaluatorInfo(
