@@ -20,6 +20,10 @@ The rules, decided here once for every consumer:
   (frames x channels, counting only the frames ``max_seconds`` keeps) is refused before any
   decoding, and with ``max_seconds`` only the frames kept are decoded. The duration reported
   (:attr:`Audio.original_seconds`) then comes from the header.
+- **Two decoders.** libsndfile (``soundfile``) reads what it knows (wav, flac, ogg/opus, mp3,
+  aiff); anything else (m4a/aac, webm, wma, ...) goes to ffmpeg through ``torchcodec``, with the
+  same header check and only the kept seconds decoded. Audio neither can read is refused with
+  both reasons.
 - **Refused** (only truly unusable audio): missing, empty or unreadable files, no samples,
   non-finite samples (NaN/inf), digital silence, clips shorter than ``min_seconds``, and the
   absurd sizes above.
@@ -30,6 +34,7 @@ from __future__ import annotations
 import io
 import math
 import os
+import re
 from dataclasses import asdict, dataclass
 from math import gcd
 from pathlib import Path
@@ -44,7 +49,10 @@ MIN_SECONDS = 0.3  # shorter clips carry too little speech for any rubric or fea
 FULL_SCALE = 1.0  # returned samples lie within [-FULL_SCALE, FULL_SCALE]
 MAX_DECODED_SAMPLES = 2**26  # 67,108,864 samples (256 MiB as float32): 11.6 min of 48 kHz stereo
 MAX_SAMPLE_RATE = 768_000  # the highest rate audio interfaces offer; above it is not audio
-AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".mp3")  # file types a folder of clips is read for
+# file types a folder of clips is read for: what libsndfile decodes, then what it hands to ffmpeg
+SOUNDFILE_SUFFIXES = (".wav", ".flac", ".ogg", ".opus", ".mp3", ".aiff", ".aif")
+FFMPEG_SUFFIXES = (".m4a", ".aac", ".mp4", ".webm", ".mka", ".wma", ".amr", ".3gp", ".caf")
+AUDIO_SUFFIXES = SOUNDFILE_SUFFIXES + FFMPEG_SUFFIXES
 
 AudioSource = str | os.PathLike | bytes | tuple[np.ndarray, int]
 
@@ -214,8 +222,56 @@ def _read(
             _check_header(name, sr, channels, keep, max_samples)
             data = f.read(keep, dtype="float32", always_2d=True)
     except (sf.LibsndfileError, RuntimeError, TypeError) as exc:
-        raise AudioError(name, _libsndfile_reason(exc)) from None
+        if "Format not recognised" not in str(exc):
+            raise AudioError(name, _libsndfile_reason(exc)) from None
+        return _read_ffmpeg(source, name, max_seconds, max_samples, _libsndfile_reason(exc))
     return data, sr, frames
+
+
+def _ffmpeg_reason(exc: Exception, source: str | os.PathLike | bytes) -> str:
+    """torchcodec's first line, without its source location and the path the error names."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    text = re.sub(r"^\w+, \S+:\d+, ", "", text)  # "SingleStreamDecoder, file.cpp:52, ..."
+    if not isinstance(source, bytes):
+        text = text.replace(f": {source}", "").replace(str(source), "the file")
+    return text.strip().rstrip(".")
+
+
+def _read_ffmpeg(
+    source: str | os.PathLike | bytes,
+    name: str,
+    max_seconds: float | None,
+    max_samples: int,
+    libsndfile: str,
+) -> tuple[np.ndarray, int, int]:
+    """:func:`_read` for what libsndfile does not know, through ffmpeg (``torchcodec``): the
+    stream's header is checked as a file's is, then only the kept seconds are decoded."""
+    try:
+        from torchcodec.decoders import AudioDecoder
+    except ImportError:  # torchcodec (with torch and Debian's ffmpeg) is a core dependency
+        raise AudioError(name, f"{libsndfile}; other formats need torchcodec and ffmpeg") from None
+    try:
+        decoder = AudioDecoder(source if isinstance(source, bytes) else str(source))
+        meta = decoder.metadata
+        sr, channels = int(meta.sample_rate or 0), int(meta.num_channels or 0)
+        seconds = meta.duration_seconds_from_header
+        if sr <= 0 or channels <= 0 or seconds is None:
+            raise AudioError(name, f"{libsndfile}; ffmpeg finds no rate, channels or duration")
+        frames = int(round(seconds * sr))
+        keep = _kept_frames(frames, sr, max_seconds)
+        _check_header(name, sr, channels, keep, max_samples)
+        cut = keep < frames
+        decoded = (
+            decoder.get_samples_played_in_range(0.0, keep / sr)
+            if cut
+            else decoder.get_all_samples()
+        )
+    except (RuntimeError, ValueError) as exc:
+        if isinstance(exc, AudioError):
+            raise
+        raise AudioError(name, f"{libsndfile}; ffmpeg: {_ffmpeg_reason(exc, source)}") from None
+    data = decoded.data.numpy().T.astype(np.float32, copy=False)
+    return data[:keep], sr, max(frames, len(data))
 
 
 def resample(samples: np.ndarray, orig_sr: int, target_sr: int) -> np.ndarray:

@@ -26,6 +26,7 @@ COMMANDS = (
     "train_lite",
     "judge",
     "bench",
+    "scenarios",
     "serve",
     "space",
     "paraling",
@@ -77,9 +78,12 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from speech_drame import __version__
+
     parser = Parser(
         prog="speech-drame", description="Human-aligned evaluation of spoken role-play."
     )
+    parser.add_argument("--version", action="version", version=f"speech-drame {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
         importlib.import_module(f"speech_drame.commands.{name}").register(sub)

@@ -172,9 +172,11 @@ class ImportedPredictions:
             "files": self.files,
             "score": self.score,
             "failed_as": self.failed_as,
-            "failed_rule": FAILED_AS[self.failed_as],
+            "failed_rule": failed_rule(self.failed_as, self.config),
             "clips": len(self.scores),
             "trials_per_clip": [min(trials), max(trials)] if trials else [0, 0],
+            # one unusable answer (a file line) leaves out every dimension it should have scored
+            "unusable_lines": len({(u.where, u.id) for u in self.unusable}),
             "unusable": len(self.unusable),
             "unusable_by_dimension": dict(by_dim),
             "unusable_answers": [vars(u) for u in self.unusable],
@@ -186,6 +188,13 @@ FAILED_AS: dict[str, str] = {
     "1": "unusable answers count as 1 (Content Pass: as a pass), as the official "
     "zero/few-shot scoring does",
 }
+
+
+def failed_rule(failed_as: str, config: Config) -> str:
+    """The rule for unusable answers as a report states it (Content Pass named only where the
+    config has it)."""
+    rule = FAILED_AS[_check_failed_as(failed_as)]
+    return rule if config == "archetype" else rule.replace(" (Content Pass: as a pass)", "")
 
 
 def _check_failed_as(failed_as: str) -> str:

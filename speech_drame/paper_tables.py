@@ -39,6 +39,7 @@ __all__ = [
     "Predictions",
     "References",
     "load_references",
+    "paper_rows",
     "paper_table",
     "parse_predictions",
     "read_predictions",
@@ -146,6 +147,23 @@ def load_references(dataset: str | os.PathLike, config: Config, split: str) -> R
     return References(f"{config}/{split} of {dataset}", ids, annotations, str(dataset), split)
 
 
+def paper_rows(config: str, split: str) -> dict[str, Any] | None:
+    """The paper's own rows for ``config``/``split`` (archetype/test: Table 2; realism/test:
+    Table 3; realism/test_real: Table 4) as ``{"table", "about", "rows": [{"name", "table"}]}``
+    (each ``table`` keyed like :func:`speech_drame.metrics.alignment_table`), or ``None`` for a
+    split the paper reports no evaluator table for."""
+    import json
+    from importlib import resources
+
+    text = (resources.files("speech_drame.resources") / "paper_tables.json").read_text("utf-8")
+    for entry in json.loads(text)["tables"]:
+        if (entry["config"], entry["split"]) == (config, split):
+            rows = [{"name": f"{r['model']} ({r['setting']})", "table": r["values"]}
+                    for r in entry["rows"]]  # fmt: skip
+            return {"table": entry["table"], "about": entry["about"], "rows": rows}
+    return None
+
+
 def _listed(ids: Sequence[str]) -> dict[str, Any]:
     return {"count": len(ids), "ids": list(ids)}
 
@@ -227,11 +245,13 @@ def paper_table(
     label_policy: str = DEFAULT_LABEL_POLICY,
     bootstrap: int = 0,
     seed: int | None = None,
+    paper: bool = False,
 ) -> dict[str, Any]:
     """The paper's table of ``config`` with one row per predictions file or
     :class:`Predictions` (row name: the file stem or ``names``), scored against ``dataset``'s
     ``split`` (or the :class:`References` given) under ``label_policy``. Every file is read
-    before the dataset is."""
+    before the dataset is. With ``paper`` the report's ``paper`` holds the paper's own rows for
+    ``config``/``split`` (:func:`paper_rows`; ``None`` when it has none)."""
     config = check_config(config)
     check_label_policy(label_policy)
     if not predictions:
@@ -265,6 +285,7 @@ def paper_table(
             {"statistic": s, "label": label, "group": g} for s, label, g in COLUMNS[config]
         ],
         "rows": rows,
+        **({"paper": paper_rows(config, refs.split or split)} if paper else {}),
     }
 
 
@@ -303,6 +324,15 @@ def _notes(report: Mapping[str, Any]) -> list[str]:
         )
         + "Pearson with the mean annotator rating; Avg.: mean of the Pearson columns",
     ]
+    if "paper" in report:
+        found = report["paper"]
+        lines.append(
+            f"paper rows: Speech-DRAME {found['table']}, {found['about']}, as published (other "
+            "data, models and runs than the rows above)"
+            if found
+            else f"paper rows: the paper reports no evaluator table for {report['config']}/"
+            f"{report['split']}"
+        )
     if report["bootstrap"]:
         conf = report["rows"][0]["table"].get("confidence", 0.95)
         lines.append(
@@ -340,7 +370,15 @@ def _markdown(report: Mapping[str, Any]) -> str:
     for row in report["rows"]:
         cells = [_cell(row["table"], s) for s, _, _ in cols]
         lines.append(f"| {row['name']} | " + " | ".join(cells) + " |")
+    for row in _paper(report):
+        cells = [_cell(row["table"], s) for s, _, _ in cols]
+        lines.append(f"| *paper: {row['name']}* | " + " | ".join(cells) + " |")
     return "\n".join([*lines, "", *_notes(report)])
+
+
+def _paper(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The paper's rows a report carries (``table --paper``), else none."""
+    return (report.get("paper") or {}).get("rows", [])
 
 
 def _csv(report: Mapping[str, Any]) -> str:
@@ -363,6 +401,11 @@ def _csv(report: Mapping[str, Any]) -> str:
             if boot:
                 cells += [num(v) for v in table.get(f"{stat}_ci", [math.nan, math.nan])]
         writer.writerow([*cells, row["clips_scored"], report["label_policy"]])
+    for row in _paper(report):
+        cells = [f"paper: {row['name']}"]
+        for stat, _, _ in cols:
+            cells += [num(row["table"].get(stat, math.nan))] + (["", ""] if boot else [])
+        writer.writerow([*cells, "", "paper"])
     return buf.getvalue().rstrip("\n")
 
 
@@ -394,6 +437,14 @@ def _latex(report: Mapping[str, Any]) -> str:
     lines.append(r"\midrule")
     for row in report["rows"]:
         cells = [_tex(row["name"]), *(_cell(row["table"], s, r"\%") for s, _, _ in cols)]
+        lines.append(" & ".join(cells) + r" \\")
+    if _paper(report):
+        lines.append(r"\midrule")
+    for row in _paper(report):
+        cells = [
+            _tex(f"paper: {row['name']}"),
+            *(_cell(row["table"], s, r"\%") for s, _, _ in cols),
+        ]
         lines.append(" & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     return "\n".join(lines)

@@ -9,9 +9,13 @@ import shutil
 import tempfile
 from pathlib import Path
 
-# `datasets` keeps what it loads in a cache: the tests' copies go to a folder of their own
-# (removed at exit), never into the user's ~/.cache/huggingface/datasets
-os.environ["HF_DATASETS_CACHE"] = tempfile.mkdtemp(prefix="speech-drame-tests-datasets-")
+# The tests never write into the user's caches: `datasets`, the Hub and `evaluate` keep theirs
+# under a Hugging Face home of the test session's own, and the feature cache is a private copy
+# of the user's (hard links: an entry the tests add or replace never reaches the original). All
+# of it is removed at exit.
+os.environ["SPEECH_DRAME_TEST_HOME"] = tempfile.mkdtemp(prefix="speech-drame-tests-")
+os.environ["HF_HOME"] = os.path.join(os.environ["SPEECH_DRAME_TEST_HOME"], "hf")
+os.environ["HF_DATASETS_CACHE"] = os.path.join(os.environ["HF_HOME"], "datasets")
 
 if "PYTEST_XDIST_WORKER" in os.environ:
     # `make test`'s two workers share the cores: one math thread each (set before numpy and
@@ -24,8 +28,28 @@ import pytest
 import soundfile as sf
 
 from speech_drame.demo.real_speech import POCKETSPHINX_DIR
+from speech_drame.features.cache import CACHE_ENV, default_cache_dir
 
-atexit.register(shutil.rmtree, os.environ["HF_DATASETS_CACHE"], ignore_errors=True)
+
+def _private_copy(source: Path, target: Path) -> Path:
+    """``target`` holding ``source``'s files as hard links (copies across file systems)."""
+
+    def link(src: str, dst: str) -> None:
+        try:
+            os.link(src, dst)
+        except OSError:
+            shutil.copy2(src, dst)
+
+    if source.is_dir():
+        shutil.copytree(source, target, copy_function=link, dirs_exist_ok=True)
+    target.mkdir(parents=True, exist_ok=True)
+    return target
+
+
+_TEST_HOME = Path(os.environ["SPEECH_DRAME_TEST_HOME"])
+atexit.register(shutil.rmtree, _TEST_HOME, ignore_errors=True)
+# the features `make demo` extracted stay usable (the README's blocks read them)
+os.environ[CACHE_ENV] = str(_private_copy(default_cache_dir(), _TEST_HOME / "features"))
 
 REPO = Path(__file__).resolve().parents[1]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -2,7 +2,9 @@
 
 A fenced ``bash`` or ``python`` block runs unless the line just before its fence is an HTML
 comment ``<!-- readme-test: skip: REASON -->``; ``<!-- readme-test: fresh-folder -->`` runs it
-in a folder of its own (for a block that replaces what later blocks use). Inside a bash block,
+in a folder of its own (for a block that replaces what later blocks use);
+``<!-- readme-test: rated-campaign -->`` has the raters the README invites rate every clip of its
+campaign first (simulated, through the campaign store), for a block that uses the ratings. Inside a bash block,
 a command whose comment says ``# needs a GPU``, ``# needs the Hub``, ``# needs network``,
 ``# needs trained weights`` or ``# runs until stopped`` is not run (it is still checked to exist
 and to answer ``--help``). Placeholders (``clip.wav``, ``responses/``, ...) are real files the
@@ -17,7 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 FENCE = re.compile(r"^```(\w*)\s*$")
-MARKER = re.compile(r"<!--\s*readme-test:\s*(skip:\s*(?P<why>.+?)|(?P<fresh>fresh-folder))\s*-->")
+MARKER = re.compile(
+    r"<!--\s*readme-test:\s*(skip:\s*(?P<why>.+?)|(?P<fresh>fresh-folder)|(?P<rated>rated-campaign))"
+    r"\s*-->"
+)
 NOT_RUN = re.compile(r"#\s*(needs (a GPU|the Hub|network|trained weights)|runs until stopped)\b")
 
 
@@ -28,6 +33,7 @@ class Block:
     code: str
     skip: str | None  # the reason, for a block the test does not run
     fresh: bool = False  # runs in a folder of its own
+    rated: bool = False  # its campaign's clips are rated first
 
     @property
     def name(self) -> str:
@@ -59,7 +65,8 @@ def blocks(readme: Path) -> list[Block]:
         marker = MARKER.search(lines[start - 1]) if start else None
         code = "\n".join(lines[start + 1 : end]) + "\n"
         why = marker.group("why") if marker else None
-        out.append(Block(start + 1, lang, code, why, bool(marker and marker.group("fresh"))))
+        fresh, rated = (bool(marker and marker.group(g)) for g in ("fresh", "rated"))
+        out.append(Block(start + 1, lang, code, why, fresh, rated))
         i = end + 1
     return out
 

@@ -57,6 +57,7 @@ def bad_usage(tmp: str) -> dict[tuple[str, ...], list[str]]:
         ("campaign", "export"): [f"{missing}.db", "--out", f"{tmp}/rel"],
         ("table",): ["--predictions", f"{missing}.jsonl", "--config", "realism",
                      "--dataset", missing],
+        ("scenarios",): ["--dataset", missing, "--config", "archetype", "--out", f"{tmp}/s.jsonl"],
     }  # fmt: skip
 
 

@@ -201,7 +201,7 @@ def test_a_build_without_rows_writes_the_report_of_why(tmp_path):
     broken = realism_record("r2", annotations={"pitch_variation": [9]})
     bad = write_json_release(tmp_path / "bad", {"realism_data/test.json": [broken, ["x"]]})
     with pytest.raises(BuildError, match="no record could be built") as err:
-        build_dataset(bad, out, skip_invalid=True, progress=False)
+        build_dataset(bad, out, skip_invalid=True, overwrite=True, progress=False)
     failed = failed_report_path(out)
     assert str(failed) in str(err.value)
     reasons = [d["reason"] for d in json.loads(failed.read_text())["dropped"]]
@@ -299,7 +299,7 @@ def test_the_shipped_official_samples_build_as_before(official_samples_dir, offi
 
 
 def test_open_split_names_what_it_cannot_read(annotation_only, tmp_path):
-    with pytest.raises(DatasetError, match=r"dataset 'nowhere': no such folder"):
+    with pytest.raises(DatasetError, match=r"--dataset 'nowhere': no such folder"):
         open_split("nowhere", "realism", "test")
     with pytest.raises(DatasetError, match=r"realism/dev: no such split .*'test_real'"):
         open_split(annotation_only, "realism", "dev")
@@ -365,7 +365,8 @@ def test_rolebench_scenarios_from_an_annotation_only_build(hub_release, annotati
 
     records = hub_release[1]["realism_data/test_real.json"]
     scenarios = load_dataset_scenarios(annotation_only, "realism", "test_real")
-    assert [s.id for s in scenarios.scenarios] == [r["id"] for r in records]
+    # the six records share one profile, scene and traits: one prompt, named after its first clip
+    assert [s.id for s in scenarios.scenarios] == [records[0]["id"]]
     assert scenarios.scenarios[0].context == {
         "profile": records[0]["char_profile"],
         "scene": records[0]["local_scene"],

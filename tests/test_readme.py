@@ -42,6 +42,9 @@ OUTPUTS = [
     "preds/evalbench_finetuned.jsonl",
     "artifacts/evalbench_scorer/metrics.json",
     "samples_built/build_report.json",
+    "my-ratings/build_report.json",
+    "artifacts/my_scorer/metrics.json",
+    "archetype_scenarios.jsonl",
     "artifacts/lite_scorer/metrics.json",
     "artifacts/drame-eval-smoke/evaluator/drame_eval_config.json",
     ".judge-cache",
@@ -61,7 +64,7 @@ def _env(folder: Path) -> dict[str, str]:
         HF_HUB_OFFLINE="1",
         SPEECH_DRAME_LITE_SCORER=str(folder / "artifacts" / "lite_scorer"),
     )
-    env.pop("SPEECH_DRAME_CACHE", None)  # the one default cache, as a user has it
+    # SPEECH_DRAME_CACHE stays the test session's private copy of the user's feature cache
     return env
 
 
@@ -231,10 +234,35 @@ def _run(block: Block, folder: Path, endpoint: str) -> subprocess.CompletedProce
 RUNNABLE = [b for b in BLOCKS if b.lang in ("bash", "python") and b.skip is None]
 
 
+def _rate_campaign(db: Path, seed: int = 0) -> int:
+    """Every invited rater rates every task the campaign hands them (answers drawn around a
+    per-clip level, as tests/campaign_standin.py draws them); returns the ratings stored."""
+    import numpy as np
+    from campaign_standin import random_answers
+
+    from speech_drame.campaign.forms import validate_answers
+    from speech_drame.campaign.store import open_campaign
+
+    campaign = open_campaign(str(db))
+    rng = np.random.default_rng(seed)
+    level = {c.id: rng.uniform(1.5, 4.5) for c in campaign.clips()}
+    stored = 0
+    for rater in campaign.raters():
+        while (task := campaign.current_task(rater.name)) is not None:
+            answers = random_answers(campaign.config, rng, level.get(task.clip.id, 3.0))
+            answers = validate_answers(campaign.config, answers)
+            campaign.submit(rater.name, task.task_id, f"{rater.name}-{task.task_id}", answers)
+            stored += 1
+    campaign.close()
+    return stored
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("block", RUNNABLE, ids=[b.name for b in RUNNABLE])
 def test_readme_block_runs_as_written(block, checkout, judge_server, tmp_path):
     folder = _repository_like(tmp_path / "checkout") if block.fresh else checkout
+    if block.rated:
+        assert _rate_campaign(folder / "ratings.db") > 0, "the README's campaign has no task"
     done = _run(block, folder, judge_server.url)
     assert done.returncode == 0, (
         f"{block.name} exited {done.returncode}\n--- stdout\n{done.stdout[-3000:]}"
@@ -316,3 +344,39 @@ def test_the_readme_apt_line_is_the_makefile_list():
     )
     for pinned in re.findall(r"pip install [^\n]*?(\S+==[\w.]+)", README.read_text()):
         assert pinned in pins, f"README installs {pinned}; make setup does not"
+
+
+@pytest.mark.slow
+def test_the_agreement_block_from_another_folder_never_reads_a_stale_cache(checkout, tmp_path):
+    """Run from a folder other than the repository root, with a `datasets` cache holding a
+    stale 10-row `speech-drame` (as an earlier load of some other folder of that name leaves):
+    `--dataset speech-drame` is an error naming it; the folder's path works."""
+    from conftest import realism_record, write_release
+    from datasets import load_dataset
+
+    from speech_drame.data.build import build_dataset
+    from speech_drame.data.reader import open_split
+
+    cache = tmp_path / "datasets-cache"
+    release = write_release(tmp_path / "release", {
+        "realism_data/test.jsonl": [realism_record(f"stale{i}") for i in range(10)]})  # fmt: skip
+    stale = tmp_path / "elsewhere" / "speech-drame"
+    build_dataset(release, stale, progress=False)
+    assert load_dataset(str(stale), "realism", split="test", cache_dir=str(cache)).num_rows == 10
+    (block,) = [b for b in RUNNABLE if "speech-drame agreement --dataset speech-drame" in b.code]
+    other = tmp_path / "other"
+    other.mkdir()
+    env = {**_env(checkout), "HF_DATASETS_CACHE": str(cache)}
+    for command in commands(block):
+        done = subprocess.run(["bash", "-c", command.text], cwd=other, env=env,
+                              capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert done.returncode == 2, done.stdout
+        assert "error: --dataset 'speech-drame': no such folder" in done.stderr
+        fixed = command.text.replace(
+            "--dataset speech-drame", f"--dataset {checkout / 'speech-drame'}"
+        )
+        done = subprocess.run(["bash", "-c", fixed], cwd=other, env=env, capture_output=True,
+                              text=True, timeout=300)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        rows = open_split(checkout / "speech-drame", "realism", "test").n_rows
+        assert f"realism/test of {checkout / 'speech-drame'}: {rows} samples" in done.stdout

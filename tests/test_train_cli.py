@@ -102,6 +102,10 @@ def test_tiny_run_without_a_gpu_picks_cpu_settings_itself(smoke):
     chosen = [line for line in proc.stderr.splitlines() if "--tiny" in line and "CPU" in line]
     assert len(chosen) == 1, proc.stderr[-3000:]
     assert all(flag in chosen[0] for flag in ("--use_cpu", "--bf16 false", "--model_dtype float32"))
+    # the batch is said at the start, and that it is not the paper's 32
+    assert "effective batch 2 = 2 per device x 1 accumulation steps x 1 process(es)" in proc.stderr
+    assert "effective batch 2 differs from the paper's 32" in proc.stderr
+    assert "--gradient_accumulation_steps 16 gives it" in proc.stderr
     evaluator = out / "evaluator"
     assert json.loads((evaluator / "drame_eval_config.json").read_text())["dtype"] == "float32"
     assert "| precision | fp32 |" in (evaluator / "README.md").read_text()

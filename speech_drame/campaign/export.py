@@ -3,11 +3,15 @@
 :func:`export_release` writes ``OUT/{archetype_data|realism_data}/{split}.jsonl`` with the clips'
 audio copied beside it, and ``OUT/CAMPAIGN.json``. Each record holds a clip's regular ratings
 (the first per rater, annotators in order of arrival) as :func:`annotation_lists` builds them;
-repeats and gold checks are left out, and so are clips nobody rated.
+repeats and gold checks are left out, and so are clips nobody rated. With a ``test_share`` the
+clips are dealt to ``train`` and ``test`` by a hash of their id (:func:`held_out`), so that a
+scorer can be trained on the ratings and tested on clips it did not see, and a clip keeps its
+split when the campaign grows.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -133,6 +137,17 @@ def _file_name(clip: CampaignClip, used: set[str]) -> str:
     return name
 
 
+def held_out(clip_id: str, test_share: float) -> bool:
+    """Whether a clip goes to ``test``: the first 8 bytes of the SHA-256 of its id, as a
+    fraction of 2**64, below ``test_share`` (the same clip, the same answer, on any machine).
+
+    >>> held_out("c01", 0.0), held_out("c01", 1.0)
+    (False, True)
+    """
+    digest = hashlib.sha256(clip_id.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < test_share
+
+
 def release_record(
     config: Config, clip: CampaignClip, ratings: list[StoredRating], wav_path: str
 ) -> dict[str, Any]:
@@ -156,9 +171,11 @@ def release_record(
 
 
 def export_release(campaign: Any, out: str | os.PathLike, split: str = "test",
-                   overwrite: bool = False) -> dict[str, Any]:  # fmt: skip
+                   overwrite: bool = False, test_share: float | None = None) -> dict[str, Any]:  # fmt: skip
     """Write the campaign's regular ratings as a release folder ``out``; returns the report.
 
+    Every rated clip goes to ``split``, or with ``test_share`` (0 < share < 1) to ``test`` or
+    ``train`` by :func:`held_out`; the report's ``splits`` counts the records of each.
     Uses ``campaign.config``, ``campaign.raters_per_clip``, ``campaign.clips()`` and
     ``campaign.ratings(kinds=("regular",))``. The folder is built beside ``out`` and moved into
     place when complete; an existing ``out`` is refused unless ``overwrite``, and then replaced
@@ -166,11 +183,13 @@ def export_release(campaign: Any, out: str | os.PathLike, split: str = "test",
 
     Raises:
         ExportError: ``out`` exists (without ``overwrite``), the split is not one of the
-            config's, or a clip's audio file is missing.
+            config's, ``test_share`` is not between 0 and 1, or a clip's audio file is missing.
     """
     config = check_config(campaign.config)
     if split not in SPLITS[config]:
         raise ExportError(f"split {split!r}: {config} splits are {', '.join(SPLITS[config])}")
+    if test_share is not None and not 0 < test_share < 1:
+        raise ExportError(f"test share {test_share}: expected a fraction between 0 and 1")
     target = Path(out)
     if target.exists() and not overwrite:
         raise ExportError(f"{target} exists; pass overwrite to replace it")
@@ -180,7 +199,8 @@ def export_release(campaign: Any, out: str | os.PathLike, split: str = "test",
     try:
         folder = staged / DATA_DIRS[config]
         folder.mkdir()
-        lines, used, raters = [], set(), set()
+        lines: dict[str, list[str]] = {}
+        used, raters = set(), set()
         for clip in clips:
             ratings = by_clip.get(clip.id)
             if not ratings:
@@ -192,20 +212,30 @@ def export_release(campaign: Any, out: str | os.PathLike, split: str = "test",
             shutil.copyfile(source, folder / name)
             record = release_record(config, clip, ratings, name)
             validate_record(record, config, f"clip {clip.id!r}")
-            lines.append(json.dumps(record, ensure_ascii=False) + "\n")
+            into = (
+                split
+                if test_share is None
+                else "test"
+                if held_out(clip.id, test_share)
+                else "train"
+            )
+            lines.setdefault(into, []).append(json.dumps(record, ensure_ascii=False) + "\n")
             raters.update(r.rater for r in ratings)
         if not lines:
             raise ExportError("no clip has a rating yet: nothing to export")
-        atomic_io.write_text(folder / f"{split}.jsonl", "".join(lines))
+        for name, records in lines.items():
+            atomic_io.write_text(folder / f"{name}.jsonl", "".join(records))
         k = campaign.raters_per_clip
         counts = [len(by_clip.get(c.id, ())) for c in clips]
         report = {
             "out": str(target),
             "config": config,
-            "split": split,
+            "split": split if test_share is None else None,
+            "test_share": test_share,
+            "splits": {name: len(lines.get(name, [])) for name in SPLITS[config] if name in lines},
             "raters_per_clip": k,
             "clips": len(clips),
-            "records": len(lines),
+            "records": sum(len(v) for v in lines.values()),
             "clips_without_ratings": sum(n == 0 for n in counts),
             "clips_under_target": sum(0 < n < k for n in counts),
             "ratings": sum(counts),

@@ -241,6 +241,20 @@ def _interval(values: list[float], width: int) -> str:
     return f"{text:>{width}}"
 
 
+def _early_note(progress: dict[str, Any]) -> list[str]:
+    """Why agreement is still n/a after the first ratings, and how many more ratings it takes:
+    it needs clips with two ratings, and clips are dealt least-rated first."""
+    rated_twice = sum(c for n, c in progress["clips_by_ratings"].items() if int(n) >= 2)
+    if not progress["ratings"] or rated_twice or progress["raters_per_clip"] < 2:
+        return []
+    more = progress["clips"] - progress["clips_started"] + 1
+    return [
+        "agreement and ceiling need clips with 2 or more ratings: none yet. Clips are dealt "
+        "least-rated first, so every clip gets its first rating before any gets a second: the "
+        f"first figures come after about {more} more rating(s)."
+    ]
+
+
 def format_status(report: dict[str, Any]) -> str:
     """The report as readable text tables."""
     p = report["progress"]
@@ -275,6 +289,7 @@ def format_status(report: dict[str, Any]) -> str:
         )
     else:
         lines.append("no clip rated yet: no agreement")
+    lines += _early_note(p)
     if report["raters"]:
         archetype = report["config"] == "archetype"
         head = (

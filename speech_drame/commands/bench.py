@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from ..distributed import check_shard_args, rank_world
-from ..scorers.base import MIN_LABEL_MASS, check_min_label_mass
+from ..scorers.base import MIN_LABEL_MASS, check_min_label_mass, synthetic_labels_warning
 from .options import add_scorer_options, add_shard_options, scorer_from_args
 
 
@@ -108,6 +108,9 @@ def run(args: argparse.Namespace) -> int:
     meta = {"scenarios": str(args.scenarios), "mode": scenario_set.mode, "scorer": scorer.id,
             "scorer_spec": args.scorer, "scorer_description": scorer.description,
             "multi_turn": scenario_set.multi_turn}  # fmt: skip
+    warning = synthetic_labels_warning(scorer)
+    if warning:
+        meta["warning"] = warning
     paths = report.write_reports(
         table, args.out, agreement=agreement, meta=meta, plots=not args.no_plots
     )

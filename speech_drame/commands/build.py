@@ -21,7 +21,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "the commit it resolved to is recorded in build_report.json)",
     )
     parser.add_argument(
-        "--out", default="speech-drame", help="output dataset folder (default: speech-drame)"
+        "--out",
+        help="output dataset folder (default: SOURCE-built in the current folder, named after the "
+        "source; an earlier build of another source, such as the demo's speech-drame, is "
+        "replaced only with --overwrite)",
     )
     parser.add_argument(
         "--audio-dir",
@@ -47,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--overwrite",
         action="store_true",
-        help="replace an existing --out folder that is not an earlier build (no build_report.json)",
+        help="replace an existing --out folder that is not an earlier build of this source",
     )
     parser.add_argument(
         "--license",
@@ -88,14 +91,14 @@ def _ask(question: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..data.build import BuildError, build_dataset, summarize
+    from ..data.build import BuildError, build_dataset, default_output, summarize
     from ..data.release import parse_split_map
 
     token = push_token(args)
     try:
         report = build_dataset(
             args.source,
-            args.out,
+            args.out or default_output(args.source),
             split_map=parse_split_map(args.split_map),
             skip_invalid=args.skip_invalid,
             overwrite=args.overwrite,

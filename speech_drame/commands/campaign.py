@@ -17,6 +17,7 @@ from pathlib import Path
 from ..extras import require
 
 _LISTED = 5  # clips left out that the terminal names (the count covers them all)
+INVITE_BASE = "http://127.0.0.1:8000"  # `campaign serve` with its default --host and --port
 
 PURPOSE = "a rating campaign"
 
@@ -86,9 +87,13 @@ def run_serve(args: argparse.Namespace) -> int:
     from ..campaign.server import make_app
 
     app = make_app(_open(args.campaign), bootstrap=args.bootstrap)
-    print(f"serving {args.campaign} on http://{args.host}:{args.port}{root}/ "
-          f"(raters: their `campaign invite` links; dashboard: {root}/admin?token=ADMIN_TOKEN)",
-          flush=True)  # fmt: skip
+    here = f"http://{args.host}:{args.port}{root}"
+    print(f"serving {args.campaign} on {here}/ (raters: their `campaign invite` links; "
+          f"dashboard: {root}/admin?token=ADMIN_TOKEN)", flush=True)  # fmt: skip
+    if here != INVITE_BASE:
+        print(f"note: `campaign invite` makes links to {INVITE_BASE} unless told otherwise; for "
+              f"this server: campaign invite {args.campaign} --name NAME --base-url {here} "
+              "(the public URL, behind a proxy)", flush=True)  # fmt: skip
     uvicorn.run(app, host=args.host, port=args.port, root_path=root, log_level="warning",
                 proxy_headers=bool(root), limit_concurrency=256)  # fmt: skip
     return 0
@@ -112,12 +117,18 @@ def run_status(args: argparse.Namespace) -> int:
 def run_export(args: argparse.Namespace) -> int:
     from ..campaign.export import export_release
 
-    report = export_release(_open(args.campaign), args.out, args.split, args.overwrite)
-    print(f"wrote {report['out']}: {report['records']} clips rated by {len(report['raters'])} "
-          f"raters ({report['ratings']} ratings; {report['clips_without_ratings']} clips without "
-          f"ratings left out, {report['clips_under_target']} under {report['raters_per_clip']} "
-          "ratings)")  # fmt: skip
-    print(f"build it: speech-drame build --source {report['out']}")
+    report = export_release(_open(args.campaign), args.out, args.split, args.overwrite,
+                            args.test_share)  # fmt: skip
+    splits = ", ".join(f"{name} {n}" for name, n in report["splits"].items())
+    print(f"wrote {report['out']}: {report['records']} clips ({splits}) rated by "
+          f"{len(report['raters'])} raters ({report['ratings']} ratings; "
+          f"{report['clips_without_ratings']} clips without ratings left out, "
+          f"{report['clips_under_target']} under {report['raters_per_clip']} ratings)")  # fmt: skip
+    print(f"build it: speech-drame build --source {report['out']} --out {report['out']}-built "
+          "--license ID (the licence your raters' ratings and the clips are under)")  # fmt: skip
+    if "train" not in report["splits"]:
+        print("to train a scorer on these ratings, export with --test-share 0.2 (train and "
+              "test) or --split train")  # fmt: skip
     return 0
 
 
@@ -177,8 +188,9 @@ def register(subparsers) -> None:
     invite.add_argument("--name", required=True, help="the rater's name (unique)")
     invite.add_argument(
         "--base-url",
-        default="http://127.0.0.1:8000",
-        help="where raters reach the server (with the reverse proxy's prefix, if any)",
+        default=INVITE_BASE,
+        help="where raters reach the server: `campaign serve`'s --host and --port, or the "
+        "public URL with the reverse proxy's prefix",
     )
     invite.set_defaults(func=run_invite)
 
@@ -213,5 +225,12 @@ def register(subparsers) -> None:
     export.add_argument("campaign", metavar="C.db", help=target)
     export.add_argument("--out", required=True, metavar="RELEASE", help="the release folder")
     export.add_argument("--split", default="test", help="the split written")
+    export.add_argument(
+        "--test-share",
+        type=float,
+        metavar="F",
+        help="deal the clips to train and test instead, a share F in test, by a hash of the clip "
+        "id (stable as the campaign grows)",
+    )
     export.add_argument("--overwrite", action="store_true", help="replace an existing folder")
     export.set_defaults(func=run_export)

@@ -22,7 +22,8 @@ def format_import(report: dict[str, Any]) -> str:
         f"{'fine-tuning result' if report['format'] == 'finetune' else 'zero/few-shot trial'} "
         f"file(s); trials per clip {report['trials_per_clip'][0]}..{report['trials_per_clip'][1]}",
         f"scores: {report['score']}",
-        f"unusable answers: {report['unusable']}; {report['failed_rule']}",
+        f"unusable answers: {report['unusable_lines']} ({report['unusable']} clip-dimension "
+        f"scores); {report['failed_rule']}",
     ]
     grouped: dict[tuple[str, str, str], list[str]] = {}  # one line per answer and reason
     for u in report["unusable_answers"]:

@@ -9,20 +9,35 @@ from pathlib import Path
 
 from ..audio import AUDIO_SUFFIXES
 from ..schema import CONFIGS
-from ..scorers.base import MIN_LABEL_MASS, ClipInput, check_min_label_mass
+from ..scorers.base import (
+    MIN_LABEL_MASS,
+    ClipInput,
+    check_min_label_mass,
+    synthetic_labels_warning,
+)
 from .options import add_context_options, add_scorer_options, context_from_args, scorer_from_args
 
 
-def expand_clips(paths: list[str]) -> list[str]:
-    """Files as given; folders expanded (recursively, sorted) to their audio files."""
+def expand_clips(paths: list[str]) -> tuple[list[str], list[str]]:
+    """``(clips, skipped)``: files as given; folders expanded (recursively, sorted) to their
+    audio files (:data:`~speech_drame.audio.AUDIO_SUFFIXES`), and their other files with why
+    they were passed over."""
     out: list[str] = []
+    skipped: list[str] = []
     for p in paths:
         path = Path(p)
-        if path.is_dir():
-            out += sorted(str(f) for f in path.rglob("*") if f.suffix.lower() in AUDIO_SUFFIXES)
-        else:
+        if not path.is_dir():
             out.append(p)
-    return out
+            continue
+        for f in sorted(f for f in path.rglob("*") if f.is_file()):
+            if f.suffix.lower() in AUDIO_SUFFIXES:
+                out.append(str(f))
+            else:
+                skipped.append(f"{f} (not an audio file type: {f.suffix or 'no suffix'})")
+    return out, skipped
+
+
+_LISTED = 5  # skipped files the terminal names (the count covers them all)
 
 
 def format_clip(result, min_label_mass: float = MIN_LABEL_MASS) -> str:
@@ -69,7 +84,10 @@ def format_clip(result, min_label_mass: float = MIN_LABEL_MASS) -> str:
 def run(args: argparse.Namespace) -> int:
     check_min_label_mass(args.min_label_mass)
     context = context_from_args(args, args.mode)
-    clips = expand_clips(args.clips)
+    clips, skipped = expand_clips(args.clips)
+    if skipped:
+        shown = "; ".join(skipped[:_LISTED]) + (" ..." if len(skipped) > _LISTED else "")
+        print(f"skipped {len(skipped)} file(s) of the folder(s): {shown}", file=sys.stderr)
     if not clips:
         raise ValueError(f"no audio files ({', '.join(AUDIO_SUFFIXES)}) in {args.clips}")
     scorer = scorer_from_args(args, args.mode)
@@ -77,9 +95,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"scorer: {scorer.description} [{scorer.id}]", file=sys.stderr)
     inputs = [ClipInput(clip, clip, context) for clip in clips]
     results = scorer.score(inputs, progress=len(clips) > 1 and not args.quiet)
+    warning = synthetic_labels_warning(scorer)
     if args.json:
-        print(json.dumps([r.to_dict(args.min_label_mass) for r in results], indent=1))
+        rows = [r.to_dict(args.min_label_mass) for r in results]
+        for row in rows if warning else ():
+            row["warning"] = warning
+        print(json.dumps(rows, indent=1))
     else:
+        if warning:
+            print(f"NOTE: {warning}")
         for r in results:
             if r.ok:
                 print(format_clip(r, args.min_label_mass))

@@ -28,6 +28,12 @@ def add_table_options(
         "--bootstrap", type=int, default=0, metavar="N", help="resamples for 95%% intervals"
     )
     group.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
+    group.add_argument(
+        "--paper",
+        action="store_true",
+        help="add the paper's own rows for this config and split (Table 2: archetype test, "
+        "Table 3: realism test, Table 4: realism test_real), as published",
+    )
     group.add_argument("--json", action="store_true", help="print the report as JSON")
     group.add_argument("--json-out", metavar="PATH", help="also write the report as JSON here")
 
@@ -49,6 +55,7 @@ def table_report(
         label_policy=args.label_policy,
         bootstrap=args.bootstrap,
         seed=args.seed,
+        paper=args.paper,
     )
 
 

@@ -49,7 +49,10 @@ def register(subparsers) -> None:
     parser.add_argument("--dataset", default="speech-drame", help="built dataset folder")
     parser.add_argument("--out", help="output folder (default: artifacts/lite_scorer)")
     parser.add_argument(
-        "--configs", nargs="+", default=["archetype", "realism"], choices=["archetype", "realism"]
+        "--configs",
+        nargs="+",
+        choices=["archetype", "realism"],
+        help="configs to train (default: every config the dataset has)",
     )
     parser.add_argument("--epochs", type=int, default=150)
     parser.add_argument("--seed", type=int, default=0)

@@ -20,6 +20,7 @@ language and lists the ids without it.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import time
@@ -291,12 +292,31 @@ def recover_output(out: str | os.PathLike) -> list[str]:
     return messages
 
 
+def default_output(source: str | os.PathLike) -> Path:
+    """Where a build goes without ``--out``: a folder of its own in the current folder, named
+    after the source (``evalbench_raw`` -> ``evalbench_raw-built``; a Hub dataset: its name)."""
+    name = Path(os.fspath(source).rstrip("/")).name or "release"
+    return Path(f"{name}-built")
+
+
+def _built_from(report: dict[str, Any]) -> str:
+    """What an earlier build was built from: its Hub repository, else its source folder."""
+    hub = report.get("source_hub") or {}
+    return hub.get("repo_id") or report.get("source", "")
+
+
 def check_output(
-    source: Path, out: Path, overwrite: bool = False, audio_dirs: Sequence[Path] = ()
+    source: Path,
+    out: Path,
+    overwrite: bool = False,
+    audio_dirs: Sequence[Path] = (),
+    source_id: str | None = None,
 ) -> None:
     """Refuse an output folder that is, holds or lies inside the source, that is or holds an
-    ``--audio-dir`` folder, or that is an existing folder other than an earlier build (unless
-    ``overwrite``). All paths must be resolved."""
+    ``--audio-dir`` folder, or (unless ``overwrite``) that is an existing folder other than an
+    earlier build, or an earlier build of another source than ``source_id`` (a Hub repository
+    or the source folder; the demo dataset is replaced by a real release only when asked). All
+    paths must be resolved."""
     if out == source:
         raise BuildError(f"output folder {out} is the source folder; choose another output folder")
     if out.is_relative_to(source):
@@ -314,10 +334,21 @@ def check_output(
             )
     if out.exists() and not out.is_dir():
         raise BuildError(f"output {out} exists and is not a folder")
-    if not overwrite and out.is_dir() and not (out / REPORT_FILE).is_file() and any(out.iterdir()):
+    if overwrite or not out.is_dir() or not any(out.iterdir()):
+        return
+    if not (out / REPORT_FILE).is_file():
         raise BuildError(
             f"output folder {out} exists and is not an earlier build (no {REPORT_FILE}); "
             "pass --overwrite (overwrite=True) to replace it"
+        )
+    try:
+        earlier = _built_from(json.loads((out / REPORT_FILE).read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        earlier = "an unreadable build report"
+    if source_id is not None and earlier != source_id:
+        raise BuildError(
+            f"output folder {out} holds a build of {earlier}; building {source_id} there would "
+            "replace it: choose another --out, or pass --overwrite (overwrite=True)"
         )
 
 
@@ -417,7 +448,8 @@ def build_dataset(
         AudioDirError: an ``audio_dirs`` folder does not exist.
         BuildError: ``out`` is, holds or lies inside ``source`` or holds an ``audio_dirs``
             folder; ``out`` is an existing folder that is not an earlier build (no
-            ``build_report.json``) and ``overwrite`` is off; two different ``audio_dirs`` files
+            ``build_report.json``), or an earlier build of another source, and ``overwrite`` is
+            off; two different ``audio_dirs`` files
             share the name a record's audio is looked up by; or no record could be built (the
             report of why is written to :func:`failed_report_path`, which the error names).
     """
@@ -440,7 +472,7 @@ def build_dataset(
     report = BuildReport(source=str(source), output=str(out), source_hub=release.hub)
     report.license = asdict(licence)
     report.cleanup = recover_output(out)
-    check_output(source, out, overwrite, dirs)
+    check_output(source, out, overwrite, dirs, _built_from(asdict(report)))
     extras = _scan(files, skip_invalid, report)
     dropped_where = {d["where"] for d in report.dropped}
     total = sum(1 for f in files for _ in iter_lines(f)) - len(dropped_where)

@@ -55,8 +55,9 @@ def dataset_folder(dataset: str | os.PathLike) -> Path:
         folder = Path(dataset)
     if not folder.is_dir():
         raise DatasetError(
-            f"dataset {os.fspath(dataset)!r}: no such folder (give the folder `speech-drame "
-            "build` wrote, e.g. --dataset speech-drame from the repository root)"
+            f"--dataset {os.fspath(dataset)!r}: no such folder in {Path.cwd()} (give the folder "
+            "`speech-drame build` wrote, by its path from elsewhere, or hf://datasets/ORG/NAME "
+            "for one pushed to the Hub; a cached copy of another folder is never used)"
         )
     if not (folder / "README.md").is_file():
         raise DatasetError(f"{folder}: not a built dataset folder (no README.md dataset card)")

@@ -332,14 +332,18 @@ def coverage_cell(e: Mapping[str, Any]) -> str:
     return f"{c['scored']}/{c['total']}{share}"
 
 
-def _rule_lines(
+def _head_lines(
     table: Mapping[str, Mapping[str, Any]], meta: Mapping[str, Any] | None
 ) -> list[str]:
+    """What the numbers below are: the scorer, the warning its training data calls for (synthetic
+    labels), the statistics' rule."""
     lines = []
     if meta and meta.get("scorer"):
         about = f": {meta['scorer_description']}" if meta.get("scorer_description") else ""
         lines.append(f"Scorer `{meta['scorer']}`{about}.")
-    lines.append(f"Statistics over {rule_text(table)}.")
+    if meta and meta.get("warning"):
+        lines += ["", f"**Note:** {meta['warning']}."]
+    lines += ["", f"Statistics over {rule_text(table)}."]
     return lines
 
 
@@ -348,15 +352,17 @@ def to_markdown(
     agreement: Mapping | None = None,
     meta: Mapping[str, Any] | None = None,
 ) -> str:
-    """The leaderboard as a Markdown table (best first, coverage beside the rank), the rule it
-    follows, and the missing, failed and not-scored responses below it, then the unreliable
-    scores (label mass below the threshold) when the scorer has label mass."""
+    """The leaderboard as a Markdown table (best first, coverage beside the rank), headed by the
+    scorer, its synthetic-label warning (if any) and the rule it follows, with the missing,
+    failed and not-scored responses below it, then the unreliable scores (label mass below the
+    threshold) when the scorer has label mass."""
     has_pass, dims = _columns(table)
     has_mass = any("unreliable" in e for e in table.values())
     head = ["Rank", "System", "Coverage", *(["Content Pass"] if has_pass else []),
             *(RUBRIC_NAMES[d] for d in dims), "Avg.", "Missing", "Failed", "Not scored",
             *(["Unreliable"] if has_mass else [])]  # fmt: skip
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = [*_head_lines(table, meta), ""]
+    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for rank, system in enumerate(ranking(table), start=1):
         e = table[system]
         cells = [str(rank), system, coverage_cell(e)]
@@ -368,7 +374,6 @@ def to_markdown(
         if has_mass:
             cells.append(str(len(e["unreliable"])))
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", *_rule_lines(table, meta)]
     notes = []
     for system in sorted(table):
         e = table[system]

@@ -159,3 +159,16 @@ class Scorer(Protocol):
     batch_size: int
 
     def score(self, clips: Iterable[ClipInput], *, progress: bool = False) -> list[ClipScores]: ...
+
+
+SYNTHETIC_LABELS_WARNING = (
+    "this scorer learned from synthetic proxy labels (simulated annotators, not human ratings): "
+    "its scores show the pipeline working, not agreement with people"
+)
+
+
+def synthetic_labels_warning(scorer: Scorer) -> str | None:
+    """The warning every output of ``scorer`` carries beside its numbers when its record of
+    its training data says the labels were synthetic (the demo corpus); ``None`` otherwise."""
+    info = scorer.training_data or {}
+    return SYNTHETIC_LABELS_WARNING if info.get("labels_are_synthetic") is True else None

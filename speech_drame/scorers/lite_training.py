@@ -25,7 +25,14 @@ from typing import Any
 from speech_drame.atomic_io import write_json
 from speech_drame.data.card import synthetic_label_note
 from speech_drame.data.examples import SplitStream
-from speech_drame.data.reader import ATTACH_HINT, open_split, require_audio
+from speech_drame.data.reader import (
+    ATTACH_HINT,
+    DatasetError,
+    dataset_configs,
+    dataset_splits,
+    open_split,
+    require_audio,
+)
 from speech_drame.features.blueprint import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_CACHE,
@@ -292,14 +299,15 @@ def read_reports(scorer_dir: str | os.PathLike) -> dict[str, list[SplitReport]]:
 def train_and_evaluate(
     dataset_dir: str | os.PathLike,
     out_dir: str | os.PathLike | None = None,
-    configs: Sequence[str] = ("archetype", "realism"),
+    configs: Sequence[str] | None = None,
     options: TrainingOptions | None = None,
     cache: CacheArg = DEFAULT_CACHE,
     progress: bool = True,
     echo: bool = True,
     batch_size: int = DEFAULT_BATCH_SIZE,
 ) -> dict[str, list[SplitReport]]:
-    """Train one scorer per config on ``train``, evaluate on the other splits, save them.
+    """Train one scorer per config (default: every config the dataset has) on ``train``,
+    evaluate on the other splits it has, save them.
 
     Scorers go to ``out_dir/<config>`` (default :func:`default_scorer_dir`); their ``info``
     records the training data (``dataset``, ``split``, ``labels_are_synthetic``,
@@ -335,8 +343,8 @@ def train_and_evaluate(
     (out / METRICS_FILE).unlink(missing_ok=True)  # stale until this run finishes
     results: dict[str, list[SplitReport]] = {}
     metrics: dict[str, Any] = {}
-    configs = [check_config(c) for c in configs]
-    unscored = _splits_without_audio(dataset_dir, configs)
+    configs = [check_config(c) for c in configs] if configs else dataset_configs(dataset_dir)
+    unscored = _not_evaluated(dataset_dir, configs)
     for config in configs:
         train = extract_split(dataset_dir, config, "train", cache, progress, batch_size)
         scorer, training = _train_one(dataset_dir, config, options, train)
@@ -379,16 +387,25 @@ def train_and_evaluate(
     return results
 
 
-def _splits_without_audio(
-    dataset_dir: Path, configs: Sequence[Config]
-) -> dict[Config, dict[str, str]]:
-    """Per config, the evaluation splits without any audio (split -> why), after checking that
-    every ``train`` split has some (``NoAudioError`` otherwise, before any work)."""
+def _not_evaluated(dataset_dir: Path, configs: Sequence[Config]) -> dict[Config, dict[str, str]]:
+    """Per config, the evaluation splits that cannot be scored (split -> why: not in the
+    dataset, or without any audio), after checking that every config has a ``train`` split
+    with some audio (``DatasetError``/``NoAudioError`` otherwise, before any work)."""
     out: dict[Config, dict[str, str]] = {}
     for config in configs:
+        listed = dataset_splits(dataset_dir, config)
+        if "train" not in listed:
+            raise DatasetError(
+                f"{dataset_dir} {config}: no train split to train on (the card lists "
+                f"{listed or 'no split of this config'}); a campaign export gets one with "
+                "`campaign export --test-share 0.2` (train and test) or `--split train`"
+            )
         require_audio([open_split(dataset_dir, config, "train")], f"train-lite ({config})")
         out[config] = {}
         for split in (s for s in SPLITS[config] if s != "train"):
+            if split not in listed:
+                out[config][split] = "not in the dataset"
+                continue
             data = open_split(dataset_dir, config, split)
             if not data.n_with_audio:
                 out[config][split] = f"no audio ({data.n_rows} clips; {ATTACH_HINT})"

@@ -191,6 +191,32 @@ def remove_checkpoints(output_dir: str | os.PathLike) -> None:
         shutil.rmtree(path)
 
 
+PAPER_EFFECTIVE_BATCH = 32  # Appendix L.3: 4 per device x 4 accumulation steps x 2 GPUs
+
+
+def effective_batch(args: DrameEvalTrainingArguments) -> int:
+    """Examples per optimizer step: per-device batch x accumulation steps x processes."""
+    return args.per_device_train_batch_size * args.gradient_accumulation_steps * args.world_size
+
+
+def report_batch(args: DrameEvalTrainingArguments) -> None:
+    """Say at the start what batch the run trains with, and warn when it is not the paper's."""
+    batch = effective_batch(args)
+    logger.info(
+        "effective batch %d = %d per device x %d accumulation steps x %d process(es)",
+        batch, args.per_device_train_batch_size, args.gradient_accumulation_steps, args.world_size,
+    )  # fmt: skip
+    if batch != PAPER_EFFECTIVE_BATCH:
+        steps = PAPER_EFFECTIVE_BATCH // max(1, args.per_device_train_batch_size * args.world_size)
+        logger.warning(
+            "effective batch %d differs from the paper's %d (Appendix L.3: 4 per device x 4 "
+            "accumulation steps x 2 GPUs); with %d process(es) at %d per device, "
+            "--gradient_accumulation_steps %d gives it",
+            batch, PAPER_EFFECTIVE_BATCH, args.world_size, args.per_device_train_batch_size,
+            steps,
+        )  # fmt: skip
+
+
 def preflight(args: DrameEvalTrainingArguments) -> tuple[str | None, str | None]:
     """Check everything that would stop the run later; ``(checkpoint to resume, push token)``.
 
@@ -225,6 +251,7 @@ def train(
     from .hub import push_evaluator
 
     resume_from, token = preflight(args)
+    report_batch(args)
     push = args.push_to_hub or args.push_dry_run
     dry_run = args.push_dry_run  # a dry run never uploads, whatever else is given
     args.push_to_hub = False  # the Trainer must not push checkpoints; the export is pushed below
@@ -298,9 +325,6 @@ def train(
             f"eval_{split}",
             {k: v for k, v in evaluation[split].items() if isinstance(v, int | float)},
         )
-    effective_batch = (
-        args.per_device_train_batch_size * args.gradient_accumulation_steps * args.world_size
-    )
     choices = training_choices(data_args, lora_args)
     metrics = {
         "config": config,
@@ -310,7 +334,7 @@ def train(
         "train": {
             **train_result.metrics,
             "global_step": trainer.state.global_step,
-            "effective_batch_size": effective_batch,
+            "effective_batch_size": effective_batch(args),
             "training_pairs": len(train_set),
             "training_clips": len(train_rows),
             "training_clips_without_audio": without_audio[data_args.train_split],
