@@ -5,7 +5,8 @@ version or the new one, never a mix:
 
 * :func:`write_bytes` / :func:`write_text` / :func:`write_json` write a temporary file beside
   the target, fsync it and ``os.replace`` it into place.
-* :func:`staging_dir` + :func:`replace_dir` build a folder beside its target and swap it in.
+* :func:`staging_dir` + :func:`replace_dir` build a folder beside its target and swap it in;
+  :func:`replaceable_folder` first decides whether the target may be replaced at all.
 * :func:`strict_json` turns undefined numbers (NaN, +-inf) into ``null`` so files are valid JSON
   for every parser; the reason an undefined value is undefined belongs beside it in the
   document (e.g. a ``notes`` entry), written by the caller.
@@ -18,12 +19,15 @@ import math
 import os
 import shutil
 import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "FolderRefused",
     "recover_dir",
     "replace_dir",
+    "replaceable_folder",
     "staging_dir",
     "strict_json",
     "write_bytes",
@@ -125,6 +129,61 @@ def recover_dir(target: str | os.PathLike) -> list[Path]:
     for stale in olds:
         shutil.rmtree(stale, ignore_errors=True)
     return olds
+
+
+class FolderRefused(ValueError):
+    """A folder a command may not replace with its output; the message names it and why."""
+
+
+def replaceable_folder(
+    target: str | os.PathLike,
+    what: str,
+    is_earlier: Callable[[Path], bool],
+    *,
+    overwrite: bool = False,
+    holds: Sequence[tuple[str, str | os.PathLike]] = (),
+    earlier_needs_overwrite: bool = True,
+) -> Path:
+    """The folder a command may replace with its output ``what``: ``target`` with its symlinks
+    resolved (the link stays, the folder it points to is replaced). Only a missing or empty
+    folder, or an earlier output of the same kind (``is_earlier``; with ``overwrite`` when
+    ``earlier_needs_overwrite``) is ever replaced, whatever the options.
+
+    Raises:
+        FolderRefused: one line naming ``target``: it holds one of ``holds`` (``(what it is,
+            path)``, e.g. the command's own input), is the current folder or holds it, is a
+            mount point, is a file, is a non-empty folder that is not an earlier ``what``, or is
+            an earlier one and ``overwrite`` is off (where needed).
+    """
+    path = Path(target).resolve()
+    for label, item in holds:
+        if Path(item).resolve().is_relative_to(path):
+            raise FolderRefused(
+                f"output folder {target} holds {label} {item}: replacing it would delete "
+                f"{'that' if Path(item).resolve() != path else 'it'}; choose another folder"
+            )
+    if Path.cwd().resolve().is_relative_to(path):
+        here = (
+            "is the current folder" if Path.cwd().resolve() == path else "holds the current folder"
+        )
+        raise FolderRefused(f"output folder {target} {here}: write {what} into a new folder")
+    if os.path.ismount(path):
+        raise FolderRefused(
+            f"output folder {target} is a mount point: write {what} into a folder inside it"
+        )
+    if path.exists() and not path.is_dir():
+        raise FolderRefused(f"output {target} exists and is not a folder")
+    if path.is_dir() and any(path.iterdir()):
+        if not is_earlier(path):
+            raise FolderRefused(
+                f"output folder {target} exists and is not an earlier {what}: choose another "
+                f"folder (only an earlier {what} is ever replaced)"
+            )
+        if earlier_needs_overwrite and not overwrite:
+            raise FolderRefused(
+                f"output folder {target} holds an earlier {what}: pass --overwrite to replace it"
+            )
+    return path
 
 
 def replace_dir(staged: str | os.PathLike, target: str | os.PathLike) -> Path:

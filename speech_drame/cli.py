@@ -38,6 +38,7 @@ COMMANDS = (
     "push_metric",
     "features",
     "push_dataset",
+    "push_lite",
     "campaign",
 )
 

@@ -191,15 +191,15 @@ def push_lite_scorer(
     paths reduced to names); scorer folders an earlier push left and this one lacks are
     deleted. The card is also written to ``out_dir/README.md``, dry run or not. Returns the
     commit URL (``None`` for a dry run)."""
-    import shutil
     import tempfile
 
+    from .atomic_io import write_bytes
     from .schema import CONFIGS
     from .scorers.lite_publish import CARD, stage_lite_scorer
 
     with tempfile.TemporaryDirectory(prefix="lite-push-") as stage:
         files = stage_lite_scorer(out_dir, stage, repo_id)
-        shutil.copyfile(Path(stage, CARD), Path(out_dir, CARD))
+        write_bytes(Path(out_dir, CARD), Path(stage, CARD).read_bytes())
         return push_folder(
             stage,
             files,

@@ -13,8 +13,10 @@ page says when a clip was cut or scaled into [-1, 1] (:mod:`speech_drame.audio`)
 
 Privacy: an upload's features are computed without the feature cache, and nothing about it is
 stored; Gradio's temporary copies of uploads are deleted by ``delete_cache``
-(:data:`TEMP_FILES`), and the queue is bounded (:data:`MAX_QUEUE`). The page says so
-(:data:`PRIVACY_NOTE`). Error messages name the uploaded file, never a server path.
+(:data:`TEMP_FILES`) and when the Space stops, SIGTERM included (:func:`launch` treats it as
+Ctrl-C); a Space killed outright leaves its copies, and the next start deletes those older
+than the retention (:func:`sweep_uploads`). The queue is bounded (:data:`MAX_QUEUE`). The page
+says so (:data:`PRIVACY_NOTE`). Error messages name the uploaded file, never a server path.
 """
 
 from __future__ import annotations
@@ -43,7 +45,9 @@ PRIVACY_NOTE = (
     "Privacy: uploads and recordings are not stored. They are used only to compute the scores "
     "shown; neither the audio nor its features (transcript, speaker and text embeddings) are "
     f"kept. Gradio's temporary copy of an upload is deleted {TEMP_FILES[1] // 60} minutes "
-    f"after the upload (checked every {TEMP_FILES[0] // 60} minutes) and when the Space stops."
+    f"after the upload (checked every {TEMP_FILES[0] // 60} minutes) and when the Space is "
+    "stopped; if the server is killed outright, the copies older than "
+    f"{TEMP_FILES[1] // 60} minutes are deleted when it next starts."
 )
 
 
@@ -363,10 +367,53 @@ def default_release() -> str:
     return str(Path(__file__).resolve().parents[1] / "build" / "demo_release")
 
 
+def sweep_uploads(age: float = TEMP_FILES[1], folder: str | os.PathLike | None = None) -> int:
+    """Delete the upload copies older than ``age`` seconds (by modification time) in Gradio's
+    upload folder (``$GRADIO_TEMP_DIR``, else the system's temporary folder's ``gradio``), which
+    an instance killed before it could clean up left; returns how many. Younger files, which a
+    running instance may still serve, are left to it."""
+    import time
+
+    if folder is None:
+        from gradio.utils import get_upload_folder
+
+        folder = get_upload_folder()
+    root, now, removed = Path(folder), time.time(), 0
+    if not root.is_dir():
+        return 0
+    for path in sorted(root.rglob("*"), reverse=True):  # files before their folders
+        try:
+            if path.is_file() and now - path.stat().st_mtime > age:
+                path.unlink()
+                removed += 1
+            elif path.is_dir() and not any(path.iterdir()):
+                path.rmdir()
+        except OSError:  # another instance removed it first
+            continue
+    return removed
+
+
+def _sigterm_as_ctrl_c() -> None:
+    """SIGTERM (``kill``, a container stop) stops the Space as Ctrl-C does: Gradio then deletes
+    its uploads. Only the main thread can take signals; elsewhere nothing changes."""
+    import signal
+    import threading
+
+    def stop(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, stop)
+
+
 def launch(port: int = 7860, scorer: str | None = None, **kwargs: Any) -> Any:
     """Serve the Space on 127.0.0.1 with the scorer spec ``scorer`` (see :func:`scorer_spec`;
-    blocking unless ``prevent_thread_lock=True``)."""
+    blocking unless ``prevent_thread_lock=True``). Leftover uploads of earlier instances are
+    swept first (:func:`sweep_uploads`); a blocking server stops on SIGTERM as on Ctrl-C."""
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-    app = build_app(scorer, default_release())
+    app = build_app(scorer, default_release())  # first: it says so if gradio is missing
+    sweep_uploads()
+    if not kwargs.get("prevent_thread_lock"):
+        _sigterm_as_ctrl_c()
     return app.launch(server_name="127.0.0.1", server_port=port, max_file_size=f"{MAX_UPLOAD_MB}mb",
                       **kwargs)  # fmt: skip

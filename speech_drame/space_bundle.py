@@ -184,7 +184,8 @@ def bundle_space(
     at all (built beside it, then swapped in).
 
     Raises:
-        BundleError: ``out`` is a non-empty folder (without ``overwrite``), or the scorer is a
+        BundleError: ``out`` may not be replaced (only an empty folder or an earlier bundle,
+            with ``overwrite``, ever is; never the checkout), or the scorer is a
             local DRAME-Eval folder (push it to the Hub and bundle ``drame-eval:ORG/NAME``).
         FileNotFoundError: not a source checkout, or the LiteScorer is not trained.
     """
@@ -192,9 +193,7 @@ def bundle_space(
     from .scorers.lite_publish import stage_lite_scorer
     from .scorers.specs import parse_spec
 
-    out = Path(out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
-        raise BundleError(f"{out}: exists and is not empty (give --overwrite to replace it)")
+    out = _check_out(out, overwrite)
     parsed = parse_spec(scorer)
     extras = ("features", "space") + (("train",) if parsed.kind == "drame-eval" else ())
     if parsed.kind == "drame-eval" and Path(parsed.target).exists():
@@ -230,6 +229,25 @@ def bundle_space(
         raise
     replace_dir(stage, out)
     return files
+
+
+def _check_out(out: str | os.PathLike, overwrite: bool) -> Path:
+    """The folder a bundle may replace: missing, empty, or an earlier bundle with ``overwrite``
+    (:func:`~speech_drame.atomic_io.replaceable_folder`); not the checkout it is built from."""
+    from .atomic_io import FolderRefused, replaceable_folder
+
+    def is_bundle(folder: Path) -> bool:
+        try:
+            bundle_files(folder)
+        except FileNotFoundError:
+            return False
+        return True
+
+    try:
+        return replaceable_folder(out, "Space bundle", is_bundle, overwrite=overwrite,
+                                  holds=[("the checkout", checkout_root())])  # fmt: skip
+    except FolderRefused as exc:
+        raise BundleError(str(exc)) from None
 
 
 def bundle_files(folder: str | os.PathLike) -> list[Path]:

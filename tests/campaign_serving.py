@@ -14,6 +14,7 @@ from conftest import free_port, tone
 
 from speech_drame.campaign.records import CampaignClip
 from speech_drame.campaign.server import make_app
+from speech_drame.campaign.serving import DEFAULT_LIMITS, Limits, server_config
 from speech_drame.campaign.store import create_campaign
 
 SR = 16_000
@@ -35,19 +36,14 @@ def make_campaign(root: Path, config: str, n: int = 3, k: int = 3, seconds=(1.5,
 
 
 @contextmanager
-def serving(campaign, root_path: str = "", bootstrap: int = 50):
-    """Serve ``campaign`` with uvicorn on a free loopback port; yields the base URL."""
+def serving(campaign, root_path: str = "", bootstrap: int = 50, limits: Limits = DEFAULT_LIMITS):
+    """Serve ``campaign`` on a free loopback port as `campaign serve` does (the same uvicorn
+    configuration, its limits on slow clients included); yields the base URL."""
     import uvicorn
 
     port = free_port()
-    config = uvicorn.Config(
-        make_app(campaign, bootstrap=bootstrap),
-        host="127.0.0.1",
-        port=port,
-        root_path=root_path,
-        log_level="warning",
-    )
-    server = uvicorn.Server(config)
+    app = make_app(campaign, bootstrap=bootstrap)
+    server = uvicorn.Server(server_config(app, "127.0.0.1", port, root_path, limits))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30

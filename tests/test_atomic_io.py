@@ -109,3 +109,42 @@ def test_outputs_get_the_usual_permissions_not_private_temporary_ones(tmp_path):
     assert path.stat().st_mode & 0o777 == 0o666 & ~mask
     staged = atomic_io.staging_dir(tmp_path / "out")
     assert staged.stat().st_mode & 0o777 == 0o777 & ~mask
+
+
+def test_replaceable_folder_refuses_what_a_command_may_not_replace(tmp_path, monkeypatch):
+    from speech_drame.atomic_io import FolderRefused, replaceable_folder
+
+    def is_ours(p):
+        return (p / "MARK").is_file()
+
+    ours, other, empty = tmp_path / "ours", tmp_path / "other", tmp_path / "empty"
+    for folder in (ours, other, empty):
+        folder.mkdir()
+    (ours / "MARK").write_text("")
+    (other / "keep.txt").write_text("")
+    assert replaceable_folder(empty, "thing", is_ours) == empty.resolve()
+    assert replaceable_folder(tmp_path / "new", "thing", is_ours) == (tmp_path / "new").resolve()
+    assert replaceable_folder(ours, "thing", is_ours, overwrite=True) == ours.resolve()
+    with pytest.raises(FolderRefused, match="holds an earlier thing: pass --overwrite"):
+        replaceable_folder(ours, "thing", is_ours)
+    for overwrite in (False, True):
+        with pytest.raises(FolderRefused, match="is not an earlier thing"):
+            replaceable_folder(other, "thing", is_ours, overwrite=overwrite)
+    with pytest.raises(FolderRefused, match=r"holds the input .*: replacing it would delete that"):
+        replaceable_folder(
+            tmp_path, "thing", is_ours, overwrite=True, holds=[("the input", other / "keep.txt")]
+        )
+    link = tmp_path / "link"
+    link.symlink_to(ours)
+    assert replaceable_folder(link, "thing", is_ours, overwrite=True) == ours.resolve()
+    monkeypatch.chdir(ours)
+    with pytest.raises(FolderRefused, match=r"output folder \. is the current folder"):
+        replaceable_folder(".", "thing", is_ours, overwrite=True)
+    with pytest.raises(FolderRefused, match="holds the current folder"):
+        replaceable_folder(tmp_path, "thing", is_ours, overwrite=True)
+    monkeypatch.chdir(empty)
+    monkeypatch.setattr("os.path.ismount", lambda p: str(p) == str(ours.resolve()))
+    with pytest.raises(
+        FolderRefused, match="is a mount point: write thing into a folder inside it"
+    ):
+        replaceable_folder(ours, "thing", is_ours, overwrite=True)

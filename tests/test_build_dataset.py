@@ -341,20 +341,21 @@ def test_cli_refuses_out_dot_above_the_source_with_one_line(tmp_path, monkeypatc
     assert _snapshot(src) == before
 
 
-def test_a_folder_that_is_not_an_earlier_build_is_replaced_only_with_overwrite(tmp_path, capsys):
+def test_a_folder_that_is_not_an_earlier_build_is_never_replaced(tmp_path, capsys):
     from speech_drame.cli import main
 
     src = write_release(tmp_path / "rel", {"realism_data/test.jsonl": [realism_record("r1")]})
     out = tmp_path / "mine"
     out.mkdir()
     (out / "notes.txt").write_text("my notes")
-    with pytest.raises(data_build.BuildError, match=r"not an earlier build.*--overwrite"):
+    with pytest.raises(data_build.BuildError, match=r"not an earlier build: choose another folder"):
         build_dataset(src, out, progress=False)
-    assert main(["build", "--source", str(src), "--out", str(out), "--quiet"]) == 2
-    assert "--overwrite" in capsys.readouterr().err
+    for extra in ([], ["--overwrite"]):  # --overwrite replaces only an earlier build
+        assert main(["build", "--source", str(src), "--out", str(out), "--quiet", *extra]) == 2
+        assert "only an earlier build is ever replaced" in capsys.readouterr().err
     assert (out / "notes.txt").read_text() == "my notes"
-    assert main(["build", "--source", str(src), "--out", str(out), "--quiet", "--overwrite"]) == 0
-    assert not (out / "notes.txt").exists() and (out / "build_report.json").is_file()
+    (out / "notes.txt").unlink()
+    build_dataset(src, out, progress=False)
     build_dataset(src, out, progress=False)  # an earlier build is replaced without asking
     (tmp_path / "empty").mkdir()
     build_dataset(src, tmp_path / "empty", progress=False)  # so is an empty folder

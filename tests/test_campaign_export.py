@@ -124,7 +124,7 @@ def test_existing_out_is_refused_then_replaced_whole(tmp_path):
     out = tmp_path / "release"
     export_release(camp, out)
     (out / "mine.txt").write_text("keep me")
-    with pytest.raises(ExportError, match="exists"):
+    with pytest.raises(ExportError, match="holds an earlier campaign export: pass --overwrite"):
         export_release(camp, out)
     assert (out / "mine.txt").is_file()
     # a failing export leaves the old folder as it was

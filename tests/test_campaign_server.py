@@ -114,7 +114,8 @@ def test_bad_requests_are_refused_naming_the_field(arch) -> None:
         for _ in range(20):
             yield b" " * 8192
 
-    assert http.post(url, content=chunks()).status_code == 413
+    json_type = {"content-type": "application/json"}
+    assert http.post(url, content=chunks(), headers=json_type).status_code == 413
     cases = [
         ([1, 2], None),
         ({**body(), "extra": 1}, "extra"),
@@ -140,7 +141,7 @@ def test_bad_requests_are_refused_naming_the_field(arch) -> None:
     # a task of another rater
     bob_task = _task(arch, "bob")["task"]["id"]
     r = http.post(url, json={**body(), "task_id": bob_task})
-    assert r.status_code == 409 and "has no task" in r.json()["error"]
+    assert r.status_code == 409 and "this task is not open for you" in r.json()["error"]
     assert arch["campaign"].ratings() == []
 
 

@@ -22,6 +22,7 @@ def bad_usage(tmp: str) -> dict[tuple[str, ...], list[str]]:
         ("summary",): ["--dataset", missing],
         ("push_metric",): ["someone/metric", "--folder", missing, "--dry-run"],
         ("push_dataset",): [missing, "someone/dataset", "--dry-run"],
+        ("push_lite",): [missing, "someone/scorer", "--dry-run"],
         ("agreement",): ["--dataset", missing],
         ("score",): [f"{tmp}/x.wav", "--mode", "archetype", "--question", "q",
                      "--scorer", f"lite:{missing}"],

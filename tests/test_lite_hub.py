@@ -280,6 +280,19 @@ def test_cli_checks_access_before_training_and_pushes_after(dataset, hub, tmp_pa
     assert main(["train-lite", "--out", str(out), "--dry-run"]) == 2  # no repo to push to
 
 
+def test_push_lite_uploads_a_trained_folder_as_train_lite_would(dataset, hub, tmp_path, capsys):
+    out = tmp_path / "run"
+    _write_run(out, dataset, synthetic=True)
+    assert main(["push-lite", str(out), REPO_ID, "--dry-run"]) == 0
+    assert hub.requests == [] and "push dry run" in capsys.readouterr().out
+    assert main(["push-lite", str(out), REPO_ID]) == 0
+    assert sorted(hub.commits[0]["added"]) == EXPECTED_FILES
+    (out / "metrics.json").unlink()  # an unfinished run: refused before any request
+    requests = len(hub.requests)
+    assert main(["push-lite", str(out), REPO_ID]) == 2
+    assert "no LiteScorer evaluation" in capsys.readouterr().err and len(hub.requests) == requests
+
+
 def _populate_cache(cache: Path, folder: Path, sha: str, files: list[str]) -> None:
     """``folder``'s ``files`` in a Hub cache as ``snapshot_download`` leaves them."""
     repo = cache / f"models--{REPO_ID.replace('/', '--')}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import time
 from pathlib import Path
 
 import numpy as np
@@ -305,3 +306,61 @@ def test_an_adapter_named_by_the_env_var_scores_instead(tmp_path, monkeypatch) -
     assert got.content_pass == pytest.approx(direct.content_pass, abs=1e-4)
     with pytest.raises(InputError, match="evaluator for archetype, not realism"):
         score_clip(clip, "realism", "", PROFILE, "a scene", "calm")
+
+
+def test_a_sigterm_deletes_the_uploads_as_ctrl_c_does(space, tmp_path) -> None:
+    """`speech-drame serve` stopped by SIGTERM (a `kill`, a container stop) leaves none of its
+    uploads in Gradio's upload folder."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    uploads = tmp_path / "gradio-uploads"
+    port = _free_port()
+    env = {**os.environ, "GRADIO_TEMP_DIR": str(uploads), "HF_HUB_OFFLINE": "1",
+           "GRADIO_ANALYTICS_ENABLED": "False"}  # fmt: skip
+    proc = subprocess.Popen([sys.executable, "-m", "speech_drame", "serve", "--port", str(port),
+                             "--scorer", space["scorer"]], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(url, timeout=5).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
+            time.sleep(0.5)
+        clip = space["clips"]["clean"].read_bytes()
+        files = [("files", (f"clip{i}.wav", clip, "audio/wav")) for i in range(12)]
+        stored = httpx.post(f"{url}/gradio_api/upload", files=files, timeout=60).json()
+        assert len(stored) == 12 and all(Path(p).is_file() for p in stored)
+        assert all(Path(p).is_relative_to(uploads) for p in stored)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    assert not [p for p in uploads.rglob("*") if p.is_file()]
+
+
+def test_a_new_instance_sweeps_leftovers_older_than_the_retention(tmp_path) -> None:
+    from speech_drame.space_app import sweep_uploads
+
+    old, young = tmp_path / "a1" / "old.wav", tmp_path / "b2" / "young.wav"
+    for path in (old, young):
+        path.parent.mkdir()
+        path.write_bytes(b"RIFF")
+    stale = time.time() - TEMP_FILES[1] - 60
+    os.utime(old, (stale, stale))
+    assert sweep_uploads(folder=tmp_path) == 1
+    assert not old.exists() and not old.parent.exists() and young.is_file()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

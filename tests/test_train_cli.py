@@ -172,10 +172,18 @@ def test_resumed_run_replaces_the_export_and_pushes_exactly_it(smoke, dataset, h
         "--push_to_hub",
         "--hub_model_id",
         REPO_ID,
+        "--hub_token",  # given on the command line: it must not reach any file or the output
+        hub.token,
     ]
-    proc = train(*args, cwd=tmp_path, **online(hub))
+    env = {k: v for k, v in online(hub).items() if k != "HF_TOKEN"}
+    proc = train(*args, cwd=tmp_path, **env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert f"resuming from {out / 'checkpoint-4'}" in proc.stderr
+    # the Trainer pickles its arguments into every checkpoint (training_args.bin)
+    assert (out / "checkpoint-6" / "training_args.bin").is_file()
+    secret = hub.token.encode()
+    assert [p for p in tmp_path.rglob("*") if p.is_file() and secret in p.read_bytes()] == []
+    assert hub.token not in proc.stdout + proc.stderr
     evaluator = out / "evaluator"
     files = exported(evaluator)
     assert not stale.exists() and "predictions/test.jsonl" in files
@@ -186,6 +194,7 @@ def test_resumed_run_replaces_the_export_and_pushes_exactly_it(smoke, dataset, h
     remote = hub.repos[REPO_ID]
     assert set(remote) == files | {".gitattributes"}
     assert all(remote[name] == (evaluator / name).read_bytes() for name in files)
+    assert not [name for name, data in remote.items() if secret in data]
 
 
 def test_a_failed_export_leaves_the_previous_one_whole(smoke, dataset, tmp_path):

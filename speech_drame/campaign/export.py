@@ -170,19 +170,35 @@ def release_record(
     }
 
 
+def _check_target(campaign: Any, clips: list[CampaignClip], out: Any, overwrite: bool) -> Path:
+    """The folder an export may replace (:func:`~speech_drame.atomic_io.replaceable_folder`)."""
+    holds = [("the campaign database", campaign.database_file)] if getattr(
+        campaign, "database_file", None) else []  # fmt: skip
+    holds += [(f"the audio of clip {c.id!r}", c.audio_path) for c in clips]
+    try:
+        return atomic_io.replaceable_folder(
+            out, "campaign export", lambda p: (p / CAMPAIGN_FILE).is_file(),
+            overwrite=overwrite, holds=holds,
+        )  # fmt: skip
+    except atomic_io.FolderRefused as exc:
+        raise ExportError(str(exc)) from None
+
+
 def export_release(campaign: Any, out: str | os.PathLike, split: str = "test",
                    overwrite: bool = False, test_share: float | None = None) -> dict[str, Any]:  # fmt: skip
     """Write the campaign's regular ratings as a release folder ``out``; returns the report.
 
     Every rated clip goes to ``split``, or with ``test_share`` (0 < share < 1) to ``test`` or
     ``train`` by :func:`held_out`; the report's ``splits`` counts the records of each.
-    Uses ``campaign.config``, ``campaign.raters_per_clip``, ``campaign.clips()`` and
-    ``campaign.ratings(kinds=("regular",))``. The folder is built beside ``out`` and moved into
-    place when complete; an existing ``out`` is refused unless ``overwrite``, and then replaced
-    only by the finished export.
+    Uses ``campaign.config``, ``campaign.raters_per_clip``, ``campaign.clips()``,
+    ``campaign.ratings(kinds=("regular",))`` and ``campaign.database_file`` when it has one. The
+    folder is built beside ``out`` (its symlinks resolved) and moved into place when complete.
+    Only an earlier export (``CAMPAIGN.json``) is ever replaced, and only with ``overwrite``;
+    ``out`` may not hold the campaign's database or its clips' audio, be the current folder or
+    a mount point.
 
     Raises:
-        ExportError: ``out`` exists (without ``overwrite``), the split is not one of the
+        ExportError: ``out`` may not be replaced (see above), the split is not one of the
             config's, ``test_share`` is not between 0 and 1, or a clip's audio file is missing.
     """
     config = check_config(campaign.config)
@@ -190,10 +206,8 @@ def export_release(campaign: Any, out: str | os.PathLike, split: str = "test",
         raise ExportError(f"split {split!r}: {config} splits are {', '.join(SPLITS[config])}")
     if test_share is not None and not 0 < test_share < 1:
         raise ExportError(f"test share {test_share}: expected a fraction between 0 and 1")
-    target = Path(out)
-    if target.exists() and not overwrite:
-        raise ExportError(f"{target} exists; pass overwrite to replace it")
     clips = campaign.clips()
+    target = _check_target(campaign, clips, out, overwrite)
     by_clip = release_ratings(campaign.ratings(kinds=("regular",)))
     staged = atomic_io.staging_dir(target)
     try:
@@ -243,8 +257,7 @@ def export_release(campaign: Any, out: str | os.PathLike, split: str = "test",
             "exported_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
         atomic_io.write_json(staged / CAMPAIGN_FILE, report, indent=2)
-        if target.exists() and not overwrite:
-            raise ExportError(f"{target} exists; pass overwrite to replace it")
+        _check_target(campaign, clips, out, overwrite)  # again: the folder may have appeared
         atomic_io.replace_dir(staged, target)
     except BaseException:
         shutil.rmtree(staged, ignore_errors=True)

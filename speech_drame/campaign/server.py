@@ -8,18 +8,28 @@
 - A rating is committed (``Campaign.submit`` returned) before its response is sent; the same
   task sent again (a double click, a retry) is answered "already recorded".
 - The page never shows other raters' ratings nor a task's kind (repeat and gold are hidden).
-- The dashboard and its API need the admin token: ``/admin?token=T`` once (kept as an
-  HttpOnly cookie) or ``Authorization: Bearer T``; otherwise 401.
+- The dashboard and its API need the admin token: ``/admin?token=T`` once (which opens a
+  session: a random id in an HttpOnly, SameSite=Strict cookie, ``Secure`` whenever the request
+  came over HTTPS, directly or through a proxy on this machine; the token itself is never in a
+  cookie) or ``Authorization: Bearer T``; otherwise 401. A session ends after
+  :data:`SESSION_SECONDS` or when the admin token is replaced (``campaign admin``).
+- A rating request is ``application/json`` (else 415), at most :data:`MAX_BODY` bytes (else
+  413); a body that is not JSON of the expected shape, however malformed, gets 400 or 422 with
+  one line of why, never a 500. Rater-facing refusals name no clip, no other task or rater and
+  not the kind of a task; the server log keeps the detail.
+- Every response, static files included, carries the security headers :data:`HEADERS`.
 - Pages use relative URLs, so the app works behind a reverse proxy under a prefix (uvicorn's
   ``root_path``).
 """
 
 from __future__ import annotations
 
+import hmac
 import html
 import io
 import json
 import logging
+import secrets
 import shutil
 import tarfile
 import tempfile
@@ -31,6 +41,8 @@ from typing import Any
 from ..extras import require
 
 MAX_BODY = 64 * 1024  # bytes of a rating request
+MAX_TASK_ID = 2**63 - 1  # task ids are SQL integers
+SESSION_SECONDS = 8 * 3600  # a dashboard session
 STATIC = Path(__file__).with_name("static")
 ADMIN_COOKIE = "campaign_admin"
 CONTEXT_LABELS = {
@@ -105,6 +117,7 @@ def make_app(campaign, *, bootstrap: int = 1000) -> Any:
     rubric = forms.page_rubric(campaign.config)
     plots: dict[str, bytes] = {}  # name -> PNG of the last dashboard, kept in memory
     plot_lock = threading.Lock()
+    sessions = AdminSessions(campaign)
 
     def _json(obj: Any, status: int = 200) -> JSONResponse:
         return JSONResponse(strict_json(obj), status, headers=HEADERS)
@@ -134,10 +147,9 @@ def make_app(campaign, *, bootstrap: int = 1000) -> Any:
 
     def _is_admin(request: Request) -> bool:
         auth = request.headers.get("authorization", "")
-        token = (
-            auth[7:] if auth.lower().startswith("bearer ") else request.cookies.get(ADMIN_COOKIE)
-        )
-        return bool(token) and campaign.check_admin(token)
+        if auth.lower().startswith("bearer "):
+            return campaign.check_admin(auth[7:])
+        return sessions.valid(request.cookies.get(ADMIN_COOKIE))
 
     def _need_admin(request: Request) -> None:
         if not _is_admin(request):
@@ -178,6 +190,11 @@ def make_app(campaign, *, bootstrap: int = 1000) -> Any:
         return Response(data, media_type="audio/wav", headers=headers)
 
     async def _read_json(request: Request) -> Any:
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind != "application/json":
+            raise _Refused(
+                415, f"the request must be application/json, not {kind[:60] or 'untyped'}"
+            )
         declared = request.headers.get("content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY):
             raise _Refused(413, f"the request body is over {MAX_BODY // 1024} KB")
@@ -188,8 +205,13 @@ def make_app(campaign, *, bootstrap: int = 1000) -> Any:
                 raise _Refused(413, f"the request body is over {MAX_BODY // 1024} KB")
         try:
             return json.loads(body)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise _Refused(400, f"the request body is not JSON ({exc})") from None
+        except RecursionError:
+            raise _Refused(
+                400, "the request body is not JSON this server reads (nested too deeply)"
+            ) from None
+        except ValueError as exc:  # invalid JSON, text that is not UTF-8, a number too long
+            why = str(exc).splitlines()[0][:120]
+            raise _Refused(400, f"the request body is not JSON this server reads ({why})") from None
 
     def _check_request(obj: Any) -> tuple[int, str, Any]:
         if not isinstance(obj, dict):
@@ -198,8 +220,12 @@ def make_app(campaign, *, bootstrap: int = 1000) -> Any:
         if unknown:
             raise _Refused(422, f"unknown field {unknown[0]!r}", unknown[0])
         task_id, submission_id = obj.get("task_id"), obj.get("submission_id")
-        if not isinstance(task_id, int) or isinstance(task_id, bool):
-            raise _Refused(422, "task_id must be an integer", "task_id")
+        if (
+            not isinstance(task_id, int)
+            or isinstance(task_id, bool)
+            or not 0 < task_id <= MAX_TASK_ID
+        ):
+            raise _Refused(422, "task_id must be a task number", "task_id")
         if not isinstance(submission_id, str) or not 0 < len(submission_id) <= MAX_SUBMISSION:
             raise _Refused(
                 422, f"submission_id must be a string of 1-{MAX_SUBMISSION} characters",
@@ -227,18 +253,21 @@ def make_app(campaign, *, bootstrap: int = 1000) -> Any:
 
         try:
             return _json(await run_in_threadpool(store))
-        except CampaignError as exc:
-            return _json({"error": str(exc), "field": "task_id"}, 409)
+        except CampaignError as exc:  # the detail is for the administrator's log only
+            log.warning("refused a rating: %s", exc)
+            return _json({"error": exc.public, "field": "task_id"}, 409)
 
     def admin(request: Request) -> Response:
         token = request.query_params.get("token")
         if token is not None:
-            if not campaign.check_admin(token):
+            session = sessions.open(token)
+            if session is None:
                 raise HTTPException(401, "the admin token is wrong")
             response = RedirectResponse("admin", 303, headers=HEADERS)  # drops it from the URL
             root = request.scope.get("root_path", "")
-            response.set_cookie(ADMIN_COOKIE, token, httponly=True, samesite="strict",
-                                path=f"{root}/", secure=request.url.scheme == "https")  # fmt: skip
+            response.set_cookie(ADMIN_COOKIE, session, max_age=SESSION_SECONDS, httponly=True,
+                                samesite="strict", path=f"{root}/",
+                                secure=request.url.scheme == "https")  # fmt: skip
             return response
         _need_admin(request)
         return HTMLResponse(_dashboard(), headers=HEADERS)
@@ -317,7 +346,59 @@ def make_app(campaign, *, bootstrap: int = 1000) -> Any:
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: http_error})
-    return app
+    return SecurityHeaders(app)
+
+
+class SecurityHeaders:
+    """ASGI middleware: every response carries :data:`HEADERS` (those it sets itself win)."""
+
+    def __init__(self, app: Any):
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                present = {k.lower() for k, _ in message.get("headers", [])}
+                extra = [(k.lower().encode(), v.encode()) for k, v in HEADERS.items()
+                         if k.lower().encode() not in present]  # fmt: skip
+                message = {**message, "headers": [*message.get("headers", []), *extra]}
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+class AdminSessions:
+    """Dashboard sessions, in the server's memory: a random id per login with the admin token,
+    valid for :data:`SESSION_SECONDS` and while the admin token stays the same."""
+
+    def __init__(self, campaign: Any, clock: Any = time.time):
+        self.campaign, self.clock = campaign, clock
+        self._open: dict[str, tuple[float, str]] = {}  # id -> (expiry, admin token digest)
+        self._lock = threading.Lock()
+
+    def open(self, token: str) -> str | None:
+        """A new session id for the admin token ``token``, or ``None`` if it is wrong."""
+        if not self.campaign.check_admin(token):
+            return None
+        session = secrets.token_urlsafe(32)
+        with self._lock:
+            now = self.clock()
+            self._open = {k: v for k, v in self._open.items() if v[0] > now}
+            self._open[session] = (now + SESSION_SECONDS, self.campaign.admin_digest())
+        return session
+
+    def valid(self, session: str | None) -> bool:
+        with self._lock:
+            entry = self._open.get(session or "")
+        return (
+            entry is not None
+            and entry[0] > self.clock()
+            and hmac.compare_digest(entry[1], self.campaign.admin_digest())
+        )
 
 
 def _table(head: list[str], rows: list[list[Any]]) -> str:

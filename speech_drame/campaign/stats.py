@@ -351,7 +351,7 @@ def write_plots(report: dict[str, Any], out_dir: str | os.PathLike) -> list[Path
             values = np.array([report["raters"][n][kind] for n in names], float)
             right.barh(y, values, left=start, color=color, label=kind)
             start += values
-        right.set_yticks(y, names)
+        right.set_yticks(y, [plain_label(n) for n in names])
         right.invert_yaxis()
         right.set_xlim(0, max(start.max(), 1) * 1.35)  # room for the legend
         right.legend(fontsize="small", loc="lower right")
@@ -398,6 +398,16 @@ def _agreement_figure(report: dict[str, Any], plt: Any) -> Any:
     return fig
 
 
+def plain_label(text: str) -> str:
+    """``text`` as matplotlib draws it literally: a ``$`` would start math text (a rater named
+    ``$x$`` would be typeset, ``$\\frac`` would break the plot).
+
+    >>> print(plain_label("Ann $5$"))
+    Ann \\$5\\$
+    """
+    return text.replace("$", r"\$")
+
+
 def _raters_figure(report: dict[str, Any], names: list[str], plt: Any) -> Any:
     """Repeat self-consistency heatmap (raters x dimensions) and gold pass rates."""
     dims = list(dimensions(report["config"]))
@@ -414,7 +424,8 @@ def _raters_figure(report: dict[str, Any], names: list[str], plt: Any) -> Any:
                     ha="right", fontsize="small")  # fmt: skip
     pairs = [report["raters"][n]["repeats"]["pairs"] for n in names]
     heat.set_yticks(
-        range(len(names)), [f"{n} ({k} repeats)" for n, k in zip(names, pairs, strict=True)]
+        range(len(names)),
+        [plain_label(f"{n} ({k} repeats)") for n, k in zip(names, pairs, strict=True)],
     )
     heat.set_title("Repeat self-consistency: mean |difference|")
     fig.colorbar(image, ax=heat, fraction=0.04)

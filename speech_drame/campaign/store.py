@@ -113,7 +113,13 @@ ratings_table = sa.Table(
 
 class CampaignError(ValueError):
     """A campaign that cannot be opened or created, or a request it refuses (unknown rater,
-    task of another rater, duplicate name); the message names the rater, task or clip."""
+    task of another rater, duplicate name); the message names the rater, task or clip, for the
+    administrator. ``public`` is what a rater may be told of a refused submission: it names no
+    clip, no other task or rater, and not what kind of task it was."""
+
+    def __init__(self, message: str, public: str = "this rating cannot be recorded"):
+        super().__init__(message)
+        self.public = public
 
 
 @dataclass(frozen=True)
@@ -308,6 +314,17 @@ class Campaign:
             stored = conn.execute(sa.select(meta_table.c.admin_token_sha256)).scalar_one()
         return hmac.compare_digest(_sha256(token), stored)
 
+    @property
+    def database_file(self) -> Path | None:
+        """The SQLite file the campaign is kept in (``None`` for a database server)."""
+        url = self.engine.url
+        return Path(url.database).resolve() if url.get_backend_name() == "sqlite" else None
+
+    def admin_digest(self) -> str:
+        """The SHA-256 of the current admin token (what is stored): it changes with the token."""
+        with self._read() as conn:
+            return conn.execute(sa.select(meta_table.c.admin_token_sha256)).scalar_one()
+
     def rotate_admin_token(self) -> str:
         """A new admin token; the previous one stops working."""
         token, digest = _new_token()
@@ -470,7 +487,10 @@ class Campaign:
         if isinstance(task_id, int) and not isinstance(task_id, bool):
             row = conn.execute(sa.select(tasks_table).where(tasks_table.c.id == task_id)).first()
         if row is None or row.rater_id != rater_row.id:
-            raise CampaignError(f"rater {rater_row.name!r} has no task {task_id!r}")
+            raise CampaignError(
+                f"rater {rater_row.name!r} has no task {task_id!r}",
+                "this task is not open for you: reload the page for your current clip",
+            )
         return rater_row, row
 
     def submit(
@@ -484,14 +504,18 @@ class Campaign:
         another config.
         """
         if not isinstance(answers, Answers) or answers.config != self.config:
-            raise CampaignError(f"task {task_id!r}: answers are not {self.config} answers")
+            raise CampaignError(
+                f"task {task_id!r}: answers are not {self.config} answers",
+                "the answers do not fit this campaign",
+            )
         if (
             not isinstance(submission_id, str)
             or not submission_id
             or len(submission_id) > MAX_SUBMISSION_ID_CHARS
         ):
             raise CampaignError(
-                f"task {task_id!r}: submission id must be 1..{MAX_SUBMISSION_ID_CHARS} characters"
+                f"task {task_id!r}: submission id must be 1..{MAX_SUBMISSION_ID_CHARS} characters",
+                f"the submission id must be 1..{MAX_SUBMISSION_ID_CHARS} characters",
             )
         now = self.clock()
         with self._write() as conn:
@@ -510,13 +534,16 @@ class Campaign:
             if used is not None:
                 raise CampaignError(
                     f"rater {rater_row.name!r}, task {task.id} (clip {clip!r}): submission "
-                    f"{submission_id!r} was already used for task {used.task_id}"
+                    f"{submission_id!r} was already used for task {used.task_id}",
+                    "this submission id was already used: reload the page for your current clip",
                 )
             if task.withdrawn_at is not None or self._lost(conn, task, now):
                 raise CampaignError(
                     f"rater {rater_row.name!r}, task {task.id} (clip {clip!r}): the task was "
                     f"withdrawn (held longer than {self.lease_seconds / 60:g} min while other "
-                    f"raters completed the clip)"
+                    f"raters completed the clip)",
+                    f"this clip was kept open longer than {self.lease_seconds / 60:g} min and "
+                    "has been rated by others meanwhile: reload the page for your next clip",
                 )
             conn.execute(
                 ratings_table.insert().values(

@@ -50,7 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--overwrite",
         action="store_true",
-        help="replace an existing --out folder that is not an earlier build of this source",
+        help="replace an earlier build of another source in --out (a folder that is not an "
+        "earlier build is never replaced)",
     )
     parser.add_argument(
         "--license",

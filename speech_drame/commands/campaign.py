@@ -14,12 +14,8 @@ import json
 import sys
 from pathlib import Path
 
-from ..extras import require
-
 _LISTED = 5  # clips left out that the terminal names (the count covers them all)
 INVITE_BASE = "http://127.0.0.1:8000"  # `campaign serve` with its default --host and --port
-
-PURPOSE = "a rating campaign"
 
 
 def _open(target: str):
@@ -83,8 +79,8 @@ def run_serve(args: argparse.Namespace) -> int:
     root = args.root_path.rstrip("/")
     if root and not root.startswith("/"):
         raise ValueError(f"--root-path must start with '/', got {args.root_path!r}")
-    uvicorn = require("uvicorn", PURPOSE)
     from ..campaign.server import make_app
+    from ..campaign.serving import serve
 
     app = make_app(_open(args.campaign), bootstrap=args.bootstrap)
     here = f"http://{args.host}:{args.port}{root}"
@@ -94,8 +90,7 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"note: `campaign invite` makes links to {INVITE_BASE} unless told otherwise; for "
               f"this server: campaign invite {args.campaign} --name NAME --base-url {here} "
               "(the public URL, behind a proxy)", flush=True)  # fmt: skip
-    uvicorn.run(app, host=args.host, port=args.port, root_path=root, log_level="warning",
-                proxy_headers=bool(root), limit_concurrency=256)  # fmt: skip
+    serve(app, args.host, args.port, root)
     return 0
 
 

@@ -243,6 +243,18 @@ def add_upload_options(parser: argparse.ArgumentParser, repo: str, dry_run: str)
     parser.add_argument("--dry-run", action="store_true", help=dry_run)
 
 
+def add_folder_push_command(subparsers, name: str, doc: str, folder: str, repo: str, run) -> None:
+    """Register ``speech-drame NAME FOLDER ORG/NAME [--private] [--dry-run]``, a command that
+    uploads one output ``folder`` to a Hub ``repo``; its help is ``doc``'s first line."""
+    parser = subparsers.add_parser(name, help=doc.split("\n")[0].split(": ", 1)[1])
+    parser.add_argument("folder", help=folder)
+    parser.add_argument("repo_id", metavar="ORG/NAME", help=f"the Hub {repo} to create or update")
+    add_upload_options(
+        parser, repo, "list the files and their sizes; send nothing (no token needed)"
+    )
+    parser.set_defaults(func=run)
+
+
 def push_token(args: argparse.Namespace) -> str | None:
     """Check the options of :func:`add_push_options` before the long work; the token of a real
     push (else ``None``)."""

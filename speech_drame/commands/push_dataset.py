@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from .options import add_upload_options
+from .options import add_folder_push_command
 
 
 def run(args: argparse.Namespace) -> int:
@@ -24,12 +24,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("push-dataset", help=__doc__.split("\n")[0].split(": ", 1)[1])
-    parser.add_argument("folder", help="a folder built by `speech-drame build`")
-    parser.add_argument(
-        "repo_id", metavar="ORG/NAME", help="the Hub dataset repo to create or update"
+    add_folder_push_command(
+        subparsers,
+        "push-dataset",
+        __doc__,
+        "a folder built by `speech-drame build`",
+        "dataset repo",
+        run,
     )
-    add_upload_options(
-        parser, "dataset repo", "list the files and their sizes; send nothing (no token needed)"
-    )
-    parser.set_defaults(func=run)

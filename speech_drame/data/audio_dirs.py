@@ -21,7 +21,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 from ..audio import AUDIO_SUFFIXES
-from .release import ARCHIVE_SUFFIXES, extract_archives
+from .release import ARCHIVE_SUFFIXES, UnpackBudget, extract_archives
 
 
 class AudioDirError(ValueError):
@@ -96,19 +96,22 @@ def resolve_audio_dirs(dirs: Sequence[str | os.PathLike]) -> list[Path]:
     return out
 
 
-def index_audio_dirs(dirs: Sequence[Path], unpack_to: Path) -> AudioDirs:
+def index_audio_dirs(
+    dirs: Sequence[Path], unpack_to: Path, budget: UnpackBudget | None = None
+) -> AudioDirs:
     """Index every file under the folders ``dirs`` (:func:`resolve_audio_dirs`) by name,
     unpacking their archives under ``unpack_to`` (one subfolder per folder; the caller removes
     it).
 
     Raises:
-        ArchiveError: an archive member that is unsafe (outside its folder, a link, too large).
+        ArchiveError: an archive member that is unsafe (outside its folder, a link, too large)
+            or beyond ``budget`` (shared with the release's own archives).
     """
     out = AudioDirs()
     names: dict[str, list[Path]] = defaultdict(list)
     for i, folder in enumerate(dirs):
         target = unpack_to / f"audio-dir-{i}"
-        extracted = extract_archives(folder, target)
+        extracted = extract_archives(folder, target, budget)
         files = [p for p in folder.rglob("*") if not p.name.endswith(ARCHIVE_SUFFIXES)]
         files += list(target.rglob("*")) if target.is_dir() else []
         files = sorted(p for p in files if p.is_file())

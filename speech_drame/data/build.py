@@ -8,8 +8,9 @@ The build streams shard by shard (memory does not grow with corpus size) into a 
 beside the output that replaces the previous output only when everything succeeded
 (:func:`speech_drame.atomic_io.replace_dir`: a kill leaves the old or the new dataset). The
 output may not be, contain or lie inside the source, and an existing folder that is not an
-earlier build (no ``build_report.json``) is replaced only with ``overwrite``. Leftovers of
-killed builds beside the output are cleaned up (and reported) when the next build starts.
+earlier build (no ``build_report.json``) is never replaced, and an earlier build of another
+source only with ``overwrite``. Leftovers of killed builds beside the output are cleaned up (and
+reported) when the next build starts.
 
 Audio is optional: the public EvalBench is annotation records. Every valid record becomes a row;
 its ``audio`` (and ``duration_s``) is null when neither the release nor an ``audio_dirs`` folder
@@ -51,6 +52,7 @@ from .licence import resolve_licence
 from .release import (
     JsonlFile,
     RawLine,
+    UnpackBudget,
     WavResolver,
     extract_archives,
     find_jsonl_files,
@@ -312,35 +314,25 @@ def check_output(
     audio_dirs: Sequence[Path] = (),
     source_id: str | None = None,
 ) -> None:
-    """Refuse an output folder that is, holds or lies inside the source, that is or holds an
-    ``--audio-dir`` folder, or (unless ``overwrite``) that is an existing folder other than an
-    earlier build, or an earlier build of another source than ``source_id`` (a Hub repository
-    or the source folder; the demo dataset is replaced by a real release only when asked). All
-    paths must be resolved."""
+    """Refuse an output folder that is or lies inside the source, that holds the source or an
+    ``--audio-dir`` folder, that is the current folder or a mount point, that exists and is not
+    an earlier build (whatever ``overwrite`` says), or (unless ``overwrite``) that is an earlier
+    build of another source than ``source_id`` (a Hub repository or the source folder: the demo
+    dataset is replaced by a real release only when asked). All paths must be resolved."""
     if out == source:
         raise BuildError(f"output folder {out} is the source folder; choose another output folder")
     if out.is_relative_to(source):
         raise BuildError(f"output folder {out} lies inside the source folder {source}")
-    if source.is_relative_to(out):
-        raise BuildError(
-            f"output folder {out} holds the source folder {source}: replacing it would delete "
-            "the source; choose another output folder"
-        )
-    for folder in audio_dirs:
-        if folder.is_relative_to(out):
-            raise BuildError(
-                f"output folder {out} holds the --audio-dir folder {folder}: replacing it would "
-                "delete that audio; choose another output folder"
-            )
-    if out.exists() and not out.is_dir():
-        raise BuildError(f"output {out} exists and is not a folder")
-    if overwrite or not out.is_dir() or not any(out.iterdir()):
+    holds = [("the source folder", source), *(("the --audio-dir folder", d) for d in audio_dirs)]
+    try:
+        atomic_io.replaceable_folder(
+            out, "build", lambda p: (p / REPORT_FILE).is_file(), holds=holds,
+            earlier_needs_overwrite=False,
+        )  # fmt: skip
+    except atomic_io.FolderRefused as exc:
+        raise BuildError(str(exc)) from None
+    if overwrite or not (out / REPORT_FILE).is_file():
         return
-    if not (out / REPORT_FILE).is_file():
-        raise BuildError(
-            f"output folder {out} exists and is not an earlier build (no {REPORT_FILE}); "
-            "pass --overwrite (overwrite=True) to replace it"
-        )
     try:
         earlier = _built_from(json.loads((out / REPORT_FILE).read_text(encoding="utf-8")))
     except (OSError, ValueError):
@@ -446,10 +438,10 @@ def build_dataset(
         LicenceError: no licence given, found or answered, or an ``other`` the card cannot carry.
         ArchiveError: an archive member is unsafe (outside its folder, a link, too large).
         AudioDirError: an ``audio_dirs`` folder does not exist.
-        BuildError: ``out`` is, holds or lies inside ``source`` or holds an ``audio_dirs``
-            folder; ``out`` is an existing folder that is not an earlier build (no
-            ``build_report.json``), or an earlier build of another source, and ``overwrite`` is
-            off; two different ``audio_dirs`` files
+        BuildError: ``out`` is, holds or lies inside ``source``, holds an ``audio_dirs``
+            folder, is the current folder or a mount point; ``out`` is an existing folder that
+            is not an earlier build (no ``build_report.json``), or an earlier build of another
+            source and ``overwrite`` is off; two different ``audio_dirs`` files
             share the name a record's audio is looked up by; or no record could be built (the
             report of why is written to :func:`failed_report_path`, which the error names).
     """
@@ -482,8 +474,9 @@ def build_dataset(
     unpacked = atomic_io.staging_dir(out)  # removed whatever happens; recovered if killed
     (unpacked / OWNER_FILE).write_text(str(os.getpid()), encoding="utf-8")
     try:
-        report.extracted = extract_archives(source, unpacked / "audio")
-        index = index_audio_dirs(dirs, unpacked)
+        budget = UnpackBudget()  # one for everything this build unpacks
+        report.extracted = extract_archives(source, unpacked / "audio", budget)
+        index = index_audio_dirs(dirs, unpacked, budget)
         report.audio_dirs = index.report
         features = {c: config_features(c, tuple(sorted(extras[c]))) for c in CONFIGS}
         writers: dict[tuple[Config, str], _ShardWriter] = {}  # one per split, across files

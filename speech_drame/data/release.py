@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
 import tarfile
 import zipfile
@@ -29,6 +28,46 @@ RECORD_SUFFIXES = (".jsonl", ".json")
 ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz")
 MAX_MEMBER_BYTES = 2**32  # one archive member (no clip comes near it)
 MAX_ARCHIVE_BYTES = 2**40  # all members of one archive
+
+
+@dataclass
+class UnpackBudget:
+    """What one build may unpack from archives, counted as the bytes are written (declared
+    sizes can lie): ``max_bytes`` in all, at most ``max_ratio`` times each archive's own size
+    (beyond ``ratio_floor`` bytes, so small archives of small clips pass), ``max_members`` files.
+    Audio barely compresses; an archive far beyond the ratio is a compression bomb or a sparse
+    file."""
+
+    max_bytes: int = 200 * 2**30
+    max_ratio: float = 20.0
+    ratio_floor: int = 16 * 2**20
+    max_members: int = 1_000_000
+    used: int = 0
+    members: int = 0
+
+    def take(self, archive: Path, name: str, nbytes: int, archive_used: int) -> None:
+        """Count ``nbytes`` more of member ``name``; ``archive_used``: the archive's bytes so
+        far, these included. Raises :class:`ArchiveError` naming the archive, member and limit."""
+        self.used += nbytes
+        if self.used > self.max_bytes:
+            raise ArchiveError(
+                f"{archive}: member {name!r} takes what the build unpacks over its budget of "
+                f"{self.max_bytes:,} bytes"
+            )
+        allowed = max(self.max_ratio * archive.stat().st_size, self.ratio_floor)
+        if archive_used > allowed:
+            raise ArchiveError(
+                f"{archive}: member {name!r} unpacks to over {self.max_ratio:g} times the "
+                f"archive's {archive.stat().st_size:,} bytes (budget {allowed:,.0f} bytes): a "
+                "compression bomb or a sparse file, not audio"
+            )
+
+    def add_member(self, archive: Path, name: str) -> None:
+        self.members += 1
+        if self.members > self.max_members:
+            raise ArchiveError(
+                f"{archive}: member {name!r} takes the build over {self.max_members:,} unpacked files"
+            )
 
 
 class ArchiveError(ValueError):
@@ -247,26 +286,30 @@ def find_archives(source: Path) -> list[Path]:
     return sorted(p for p in paths if p.name.endswith(ARCHIVE_SUFFIXES) and p.is_file())
 
 
-def extract_archives(source: Path, target: Path) -> list[dict[str, object]]:
+def extract_archives(
+    source: Path, target: Path, budget: UnpackBudget | None = None
+) -> list[dict[str, object]]:
     """Unpack every archive of ``source`` into ``target``, each into the folder mirroring its own
     (``realism_data/audio.zip`` -> ``target/realism_data/``); return one report entry per
     archive: ``{"archive": path in the release, "files": count, "bytes": total}``.
 
-    Only regular files and folders are unpacked. Raises :class:`ArchiveError` (naming archive
-    and member) for a member that is absolute or climbs out (``..``), a link or device, larger
-    than :data:`MAX_MEMBER_BYTES` (or the archive's total above :data:`MAX_ARCHIVE_BYTES`), a
-    name already unpacked, or an unreadable archive.
+    Only regular files and folders are unpacked, within ``budget`` (one per build; default a
+    fresh :class:`UnpackBudget`). Raises :class:`ArchiveError` (naming archive and member) for a
+    member that is absolute or climbs out (``..``), a link or device, larger than
+    :data:`MAX_MEMBER_BYTES` (or the archive's total above :data:`MAX_ARCHIVE_BYTES`), beyond
+    the budget, a name already unpacked, or an unreadable archive.
     """
     source = Path(source)
+    budget = budget if budget is not None else UnpackBudget()
     entries: list[dict[str, object]] = []
     for archive in find_archives(source):
         dest = Path(target) / archive.parent.relative_to(source)
         name = archive.relative_to(source).as_posix()
         try:
             if archive.suffix == ".zip":
-                files, nbytes = _extract_zip(archive, dest)
+                files, nbytes = _extract_zip(archive, dest, budget)
             else:
-                files, nbytes = _extract_tar(archive, dest)
+                files, nbytes = _extract_tar(archive, dest, budget)
         except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as exc:
             raise ArchiveError(f"{archive}: cannot be unpacked ({exc})") from None
         entries.append({"archive": name, "files": files, "bytes": nbytes})
@@ -292,18 +335,28 @@ def _check_size(archive: Path, name: str, size: int, total: int) -> None:
         )
 
 
-def _write_member(archive: Path, name: str, stream: IO[bytes], path: Path) -> None:
-    """Copy one member to ``path``, which no earlier member (of any archive) may have written."""
+def _write_member(
+    archive: Path, name: str, stream: IO[bytes], path: Path, budget: UnpackBudget, before: int
+) -> int:
+    """Copy one member to ``path``, which no earlier member (of any archive) may have written,
+    counting its bytes against ``budget`` (``before``: the archive's bytes so far); returns
+    the bytes written."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    budget.add_member(archive, name)
     try:
         out = path.open("xb")
     except FileExistsError:
         raise ArchiveError(f"{archive}: member {name!r}: {path} was already unpacked") from None
+    written = 0
     with out:
-        shutil.copyfileobj(stream, out, 1 << 20)
+        while block := stream.read(1 << 20):
+            written += len(block)
+            budget.take(archive, name, len(block), before + written)
+            out.write(block)
+    return written
 
 
-def _extract_zip(archive: Path, dest: Path) -> tuple[int, int]:
+def _extract_zip(archive: Path, dest: Path, budget: UnpackBudget) -> tuple[int, int]:
     files = total = 0
     with zipfile.ZipFile(archive) as zf:
         for info in zf.infolist():
@@ -315,12 +368,12 @@ def _extract_zip(archive: Path, dest: Path) -> tuple[int, int]:
                 raise ArchiveError(f"{archive}: member {info.filename!r} is not a regular file")
             _check_size(archive, info.filename, info.file_size, total)
             with zf.open(info) as stream:
-                _write_member(archive, info.filename, stream, path)
-            files, total = files + 1, total + info.file_size
+                total += _write_member(archive, info.filename, stream, path, budget, total)
+            files += 1
     return files, total
 
 
-def _extract_tar(archive: Path, dest: Path) -> tuple[int, int]:
+def _extract_tar(archive: Path, dest: Path, budget: UnpackBudget) -> tuple[int, int]:
     files = total = 0
     with tarfile.open(archive) as tf:
         for member in tf:
@@ -332,6 +385,6 @@ def _extract_tar(archive: Path, dest: Path) -> tuple[int, int]:
                 raise ArchiveError(f"{archive}: member {member.name!r} is not a regular file")
             _check_size(archive, member.name, member.size, total)
             with tf.extractfile(member) as stream:  # type: ignore[union-attr]  # a regular file
-                _write_member(archive, member.name, stream, path)
-            files, total = files + 1, total + member.size
+                total += _write_member(archive, member.name, stream, path, budget, total)
+            files += 1
     return files, total

@@ -251,6 +251,9 @@ def train(
     from .hub import push_evaluator
 
     resume_from, token = preflight(args)
+    # the Trainer pickles its arguments into every checkpoint (training_args.bin): the token,
+    # checked and kept above for the push, must not be among them
+    args.hub_token = None
     report_batch(args)
     push = args.push_to_hub or args.push_dry_run
     dry_run = args.push_dry_run  # a dry run never uploads, whatever else is given
