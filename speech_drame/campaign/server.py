@@ -210,7 +210,7 @@ def make_app(campaign, *, bootstrap: int = 1000) -> Any:
                 400, "the request body is not JSON this server reads (nested too deeply)"
             ) from None
         except ValueError as exc:  # invalid JSON, text that is not UTF-8, a number too long
-            why = str(exc).splitlines()[0][:120]
+            why = "a number too long" if "digits" in str(exc) else str(exc).splitlines()[0][:120]
             raise _Refused(400, f"the request body is not JSON this server reads ({why})") from None
 
     def _check_request(obj: Any) -> tuple[int, str, Any]:
