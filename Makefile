@@ -52,7 +52,7 @@ $(DEMO_RELEASE)/DEMO_MANIFEST.json: $(INSTALLED) $(wildcard speech_drame/demo/*.
 	$(PY) dataset_scripts/make_demo_release.py --out $(DEMO_RELEASE)
 
 $(DATASET)/build_report.json: $(DEMO_RELEASE)/DEMO_MANIFEST.json speech_drame/data/build.py \
-		speech_drame/data/features.py speech_drame/data/card.py speech_drame/templates/datasetcard.md \
+		speech_drame/data/features.py speech_drame/data/card.py model_card/datasetcard.md \
 		speech_drame/schema.py speech_drame/data/release.py speech_drame/data/audio_dirs.py \
 		speech_drame/languages.py
 	$(PY) dataset_scripts/build_dataset.py --source $(DEMO_RELEASE) --out $(DATASET) \
