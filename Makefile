@@ -35,6 +35,8 @@ $(INSTALLED): requirements.txt constraints.txt pyproject.toml
 	# its declared dependencies are stale (typing backport, webrtcvad), hence --no-deps
 	$(PY) -m pip install -q --no-deps resemblyzer==0.1.4
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
+	# evaluate.load("drame_metric") from any folder, offline: the module in evaluate's module cache
+	$(VENV)/bin/speech-drame install-metric
 	touch $@
 
 apt:

@@ -36,6 +36,7 @@ COMMANDS = (
     "import_predictions",
     "table",
     "push_metric",
+    "install_metric",
     "features",
     "push_dataset",
     "push_lite",

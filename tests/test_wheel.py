@@ -39,6 +39,7 @@ sys.path.insert(0, site)
 
 import speech_drame
 from speech_drame.data.card import synthetic_label_note
+from speech_drame.metric_module import metric_script
 from speech_drame.model_card import read_data_card, render_model_card
 
 dataset = Path(work) / "dataset"
@@ -62,6 +63,7 @@ print(json.dumps({
     "modules": {n: getattr(m, "__file__", None) for n, m in sys.modules.items()
                 if n == "speech_drame" or n.startswith("speech_drame.")},
     "note": synthetic_label_note(dataset),
+    "metric": str(metric_script()),
 }))
 """
 
@@ -132,6 +134,7 @@ def test_the_wheel_carries_the_templates_and_renders_the_cards(tmp_path):
     result = json.loads(done.stdout.splitlines()[-1])
     outside = {n: f for n, f in result["modules"].items() if not Path(f).is_relative_to(site)}
     assert "speech_drame.data.card" in result["modules"] and not outside
+    assert Path(result["metric"]) == metric  # install-metric registers the wheel's copy
 
     data_card = DatasetCard.load(work / "dataset" / "README.md")
     assert data_card.data.license == "apache-2.0"  # the samples' (SOURCE.md)
