@@ -1,5 +1,6 @@
-# Two commands for a newcomer: `make demo` and `make test`. Both set themselves up:
-# a .venv from requirements.txt and the Debian packages below (apt-get, only when missing).
+# Two commands for a newcomer: `make demo` and `make test`. Both set themselves up (apt-get only
+# for missing packages): `make demo` a .venv from requirements.txt and APT_PACKAGES, what the demo
+# runs; `make test` adds requirements-test.txt and APT_TEST_PACKAGES, what only the tests use.
 SHELL := /bin/bash
 PYTHON ?= python3
 # torch 2.13.0 from PyPI is the CUDA build on Linux x86_64. A CPU-only machine can take the CPU build:
@@ -8,7 +9,10 @@ TORCH_INDEX ?=
 VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
-APT_PACKAGES := ffmpeg espeak-ng flite pocketsphinx-testdata alsa-utils chromium postgresql
+TEST_INSTALLED := $(VENV)/.installed-test
+APT_PACKAGES := ffmpeg espeak-ng flite pocketsphinx-testdata alsa-utils
+# the browser tests (Space, rating page) and the tests of a campaign kept in PostgreSQL
+APT_TEST_PACKAGES := chromium postgresql
 DEMO_RELEASE := build/demo_release
 DATASET := speech-drame
 LITE_SCORER := artifacts/lite_scorer
@@ -22,23 +26,30 @@ export NUMBA_CACHE_DIR := $(CURDIR)/.cache/numba
 export SPEECH_DRAME_MODELS := $(CURDIR)/.cache/models
 export GRADIO_ANALYTICS_ENABLED := False
 
-.PHONY: setup apt demo demo-data demo-scorer demo-rolebench test lint format clean
+.PHONY: setup setup-test apt apt-test demo demo-data demo-scorer demo-rolebench test lint format clean
 
 setup: $(INSTALLED) apt
+setup-test: $(TEST_INSTALLED) apt-test
 
 $(INSTALLED): requirements.txt constraints.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -c constraints.txt torch $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(PY) -m pip install -q -r requirements.txt -c constraints.txt
+	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
+	# evaluate.load("drame_metric") from any folder, offline: the module in evaluate's module cache
+	$(VENV)/bin/speech-drame install-metric
+	touch $@
+
+$(TEST_INSTALLED): $(INSTALLED) requirements-test.txt constraints.txt
+	$(PY) -m pip install -q -r requirements-test.txt -c constraints.txt
 	# the reference implementation for tests/test_speaker_encoder.py only (speech_drame does not import it);
 	# its declared dependencies are stale (typing backport, webrtcvad), hence --no-deps
 	$(PY) -m pip install -q --no-deps resemblyzer==0.1.4
-	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	touch $@
 
-apt:
-	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+# the Debian packages $(1) that are missing, installed with apt-get
+apt_install = missing=$$(for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:" $$missing; \
 	  sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
@@ -46,13 +57,19 @@ apt:
 	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
+apt:
+	@$(call apt_install,$(APT_PACKAGES))
+
+apt-test:
+	@$(call apt_install,$(APT_PACKAGES) $(APT_TEST_PACKAGES))
+
 # The demo release (official raw format) is rebuilt only when its generator changes.
 $(DEMO_RELEASE)/DEMO_MANIFEST.json: $(INSTALLED) $(wildcard speech_drame/demo/*.py) \
 		$(wildcard official_samples/*/*)
 	$(PY) dataset_scripts/make_demo_release.py --out $(DEMO_RELEASE)
 
 $(DATASET)/build_report.json: $(DEMO_RELEASE)/DEMO_MANIFEST.json speech_drame/data/build.py \
-		speech_drame/data/features.py speech_drame/data/card.py speech_drame/templates/datasetcard.md \
+		speech_drame/data/features.py speech_drame/data/card.py model_card/datasetcard.md \
 		speech_drame/schema.py speech_drame/data/release.py speech_drame/data/audio_dirs.py \
 		speech_drame/languages.py
 	$(PY) dataset_scripts/build_dataset.py --source $(DEMO_RELEASE) --out $(DATASET) \
@@ -84,15 +101,15 @@ demo: setup
 	@echo; echo "LiteScorer: $(LITE_SCORER)/archetype and $(LITE_SCORER)/realism (evaluation: $(LITE_SCORER)/metrics.json)"
 	@echo "RoleBench leaderboard: $(DEMO_ROLEBENCH)/run/leaderboard.md"; cat $(DEMO_ROLEBENCH)/run/leaderboard.md
 
-test: demo-data demo-scorer
+test: setup-test demo-data demo-scorer
 	$(PY) -m ruff check .
 	$(PY) -m pytest -n 2 --dist loadfile --durations=25
 
-lint: $(INSTALLED)
+lint: $(TEST_INSTALLED)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 
-format: $(INSTALLED)
+format: $(TEST_INSTALLED)
 	$(PY) -m ruff format .
 
 clean:

@@ -2,17 +2,13 @@
 
     python dataset_scripts/build_dataset.py --source DIR --out speech-drame
 
-Same as `speech-drame build`; see `speech_drame.data.build.build_dataset`.
+The command `speech-drame build` itself (same options, output, one-line errors and exit status);
+see `speech_drame.data.build.build_dataset`.
 """
 
-import argparse
 import sys
 
-from speech_drame.commands.build import add_arguments, run
+from speech_drame.cli import main
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    add_arguments(parser)
-    sys.exit(run(parser.parse_args()))
+    sys.exit(main(["build", *sys.argv[1:]]))

@@ -12,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+from speech_drame.cli import guarded
 from speech_drame.demo.release import make_release
 
 OFFICIAL_SAMPLES = Path(__file__).resolve().parents[1] / "official_samples"  # the repository's copy
@@ -49,4 +50,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(guarded(main))  # a missing package or clip: one error line, exit 2

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from speech_drame.cli import guarded
 from speech_drame.cli import main as cli_main
 from speech_drame.rolebench.demo import render_demo_rolebench
 
@@ -34,4 +35,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(guarded(main))

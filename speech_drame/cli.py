@@ -17,6 +17,8 @@ import argparse
 import copy
 import importlib
 import sys
+from collections.abc import Callable
+from typing import Any
 
 COMMANDS = (
     "build",
@@ -36,6 +38,7 @@ COMMANDS = (
     "import_predictions",
     "table",
     "push_metric",
+    "install_metric",
     "features",
     "push_dataset",
     "push_lite",
@@ -102,8 +105,14 @@ def _usage_errors() -> tuple[type[BaseException], ...]:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    return guarded(args.func, args)
+
+
+def guarded(func: Callable[..., int | None], *args: Any) -> int:
+    """``func(*args)`` as a command runs: its exit status, a usage error as one ``error:`` line
+    and 2, an interruption as 130. Scripts that are no subcommand (``dataset_scripts/``) call it."""
     try:
-        return int(args.func(args) or 0)
+        return int(func(*args) or 0)
     except _usage_errors() as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -1,5 +1,5 @@
-"""Model cards of trained DRAME-Eval evaluators, rendered from the packaged template
-``speech_drame/templates/modelcard.md``.
+"""Model cards of trained DRAME-Eval evaluators, rendered from the template
+``model_card/modelcard.md`` (:mod:`speech_drame.templates`).
 
 The front matter is built with ``huggingface_hub.ModelCardData`` (``library_name: peft``,
 ``base_model``, ``datasets``, ``pipeline_tag`` and a ``model-index`` holding the measured
@@ -172,7 +172,7 @@ def render_model_card(
     ``recipe`` the (setting, value) rows of the training-procedure table; ``data_card`` what
     :func:`read_data_card` read of the training data's card; ``prompt_order``, ``loss_on`` and
     ``label_policy`` the run's settings of those options. ``template_path``: a Jinja template
-    file to use instead of the packaged ``modelcard.md``.
+    file to use instead of ``model_card/modelcard.md``.
     """
     from huggingface_hub import ModelCard, ModelCardData
 

@@ -1,8 +1,8 @@
 """A wheel of this package built from the source checkout it is imported from, for folders that
 leave the machine and install the package themselves (the metric Space, the Space bundle).
 
-The wheel is built from a copy of ``pyproject.toml``, ``README.md``, ``LICENSE`` and the
-package, so the checkout gets no ``build/`` or egg-info, and without network or build
+The wheel is built from a copy of what it is made of (:data:`SOURCE_FILES`, :data:`SOURCE_FOLDERS`
+and the package), so the checkout gets no ``build/`` or egg-info, and without network or build
 isolation (setuptools comes from the running environment).
 """
 
@@ -15,7 +15,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-SOURCE_FILES = ("pyproject.toml", "README.md", "LICENSE")
+SOURCE_FILES = ("pyproject.toml", "setup.py", "README.md", "LICENSE")
+# top-level folders setup.py ships inside the package: the card templates, the evaluate module
+SOURCE_FOLDERS = ("model_card", "evaluate_metric")
 
 
 def checkout_root() -> Path:
@@ -37,13 +39,14 @@ def checkout_root() -> Path:
 
 
 def copy_source(root: Path, dst: Path) -> Path:
-    """What the package is built from (:data:`SOURCE_FILES` and the package, no caches),
-    copied from the checkout ``root`` into the new folder ``dst``."""
+    """What the package is built from (:data:`SOURCE_FILES`, :data:`SOURCE_FOLDERS` and the
+    package, no caches), copied from the checkout ``root`` into the new folder ``dst``."""
     dst.mkdir()
     for name in SOURCE_FILES:
         shutil.copy2(root / name, dst / name)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.nbi", "*.nbc")
-    shutil.copytree(root / "speech_drame", dst / "speech_drame", ignore=ignore)
+    for name in (*SOURCE_FOLDERS, "speech_drame"):
+        shutil.copytree(root / name, dst / name, ignore=ignore)
     return dst
 
 

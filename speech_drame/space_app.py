@@ -51,6 +51,18 @@ PRIVACY_NOTE = (
 )
 
 
+# The score table keeps each number on one line (the dimension names wrap instead) and scrolls
+# sideways rather than squeezing its columns; Gradio 6 takes a page's CSS in launch()
+PAGE_CSS = """
+#score-table { overflow-x: auto; }
+#score-table th, #score-table td { padding: 6px 8px; font-variant-numeric: tabular-nums; }
+#score-table td { white-space: nowrap; overflow-wrap: normal; word-break: normal; }
+#score-table td:first-child { white-space: normal; min-width: 7em; }
+#score-table th:not(:first-child), #score-table td:not(:first-child) { text-align: right; }
+"""
+OUTPUT_MIN_WIDTH = 480  # px: below it the results go under the inputs, not beside them
+
+
 class InputError(ValueError):
     """Input the Space refuses, with a message meant for the user."""
 
@@ -63,6 +75,23 @@ def context_fields(mode: str, question: str, profile: str, scene: str, traits: s
     if empty:
         raise InputError(f"{mode} mode needs the {', '.join(empty)} text")
     return ctx
+
+
+def folder_scorer(folder: str | os.PathLike) -> str | None:
+    """The scorer spec of the Space folder ``folder`` (its ``app.py`` asks): ``$SPEECH_DRAME_SCORER``,
+    else the spec ``speech-drame space bundle`` wrote in its ``scorer.txt`` (a relative
+    LiteScorer folder taken from ``folder``), else None (:func:`scorer_spec`'s default)."""
+    from speech_drame.scorers.specs import parse_spec
+    from speech_drame.space_bundle import SPEC_FILE
+
+    env, path = os.environ.get(SCORER_ENV), Path(folder, SPEC_FILE)
+    if env or not path.is_file():
+        return env or None
+    spec = path.read_text(encoding="utf-8").strip()
+    parsed = parse_spec(spec)
+    if parsed.kind == "lite" and parsed.target and Path(folder, parsed.target).is_dir():
+        return f"lite:{Path(folder, parsed.target).resolve()}"
+    return spec
 
 
 def scorer_spec(spec: str | None = None) -> str:
@@ -297,8 +326,14 @@ def demo_examples(release: str | os.PathLike, per_mode: int = 2) -> list[list[st
     return out
 
 
-def build_app(scorer: str | None = None, examples_from: str | None = None):
-    """The Gradio Blocks page (see the module docstring), with its bounded queue."""
+def build_app(
+    scorer: str | None = None,
+    examples_from: str | None = None,
+    examples_label: str = "Demo corpus examples",
+):
+    """The Gradio Blocks page (see the module docstring), with its bounded queue; the examples
+    are :func:`demo_examples` of the release ``examples_from``. Serve it with
+    ``launch(css=PAGE_CSS)`` (:data:`PAGE_CSS`)."""
     from speech_drame.extras import require
 
     gr = require("gradio", "the Space")
@@ -341,7 +376,7 @@ def build_app(scorer: str | None = None, examples_from: str | None = None):
                 scene = gr.Textbox(label="Local scene", elem_id="scene", visible=False)
                 traits = gr.Textbox(label="Character traits", elem_id="traits", visible=False)
                 button = gr.Button("Score", variant="primary", elem_id="score-button")
-            with gr.Column():
+            with gr.Column(min_width=OUTPUT_MIN_WIDTH):
                 scorer_md = gr.Markdown(elem_id="scorer-info")
                 table = gr.Markdown(elem_id="score-table")
                 bars = gr.Plot(label="Scores (1-5)", show_label=False, format="png",
@@ -352,7 +387,7 @@ def build_app(scorer: str | None = None, examples_from: str | None = None):
         inputs = [audio, mode, question, profile, scene, traits]
         examples = demo_examples(examples_from) if examples_from else []
         if examples:
-            gr.Examples(examples, inputs, label="Demo corpus examples")
+            gr.Examples(examples, inputs, label=examples_label)
         outputs = [scorer_md, table, bars, passed, transcript, details]
         button.click(run, inputs, outputs, api_name="score")
         mode.change(show_mode, mode, [question, profile, scene, traits, *outputs],
@@ -416,4 +451,4 @@ def launch(port: int = 7860, scorer: str | None = None, **kwargs: Any) -> Any:
     if not kwargs.get("prevent_thread_lock"):
         _sigterm_as_ctrl_c()
     return app.launch(server_name="127.0.0.1", server_port=port, max_file_size=f"{MAX_UPLOAD_MB}mb",
-                      **kwargs)  # fmt: skip
+                      css=PAGE_CSS, **kwargs)  # fmt: skip

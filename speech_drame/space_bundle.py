@@ -1,15 +1,24 @@
-"""A folder that is a complete Hugging Face Space (``speech-drame space bundle``):
+"""A folder that is a complete Hugging Face Space (``speech-drame space bundle``), made from
+the checkout's ``space/`` (:data:`SPACE_FOLDER`, the Space as it is deployed): a copy of it, then
+what is particular to the bundle and its scorer.
 
-- ``app.py``: starts :func:`speech_drame.space_app.build_app` with the bundled scorer;
+From ``space/`` as it is: ``app.py`` (starts :func:`speech_drame.space_app.build_app`),
+``packages.txt`` (the Debian packages, :data:`DEBIAN_PACKAGES`) and ``examples/`` (the clips the
+page offers). Rendered for the bundle:
+
 - ``README.md``: the Space card (front matter: Gradio SDK and version, licence, models);
 - ``requirements.txt``: installable with a plain ``pip install -r`` (no ``--no-deps``): the
   package wheel beside it with its ``features`` and ``space`` extras (``train`` too for a
   DRAME-Eval scorer), torch's CPU build from :data:`TORCH_CPU_INDEX`, and the repository's
   pins (``requirements.txt``) of every package those name;
-- ``packages.txt``: the Debian packages (:data:`DEBIAN_PACKAGES`);
-- the wheel itself, built from the checkout (:mod:`speech_drame.source_wheel`);
-- ``scorer/``: a LiteScorer's files and model card (:mod:`speech_drame.scorers.lite_publish`).
-  A DRAME-Eval evaluator or a judge is not copied: the Space loads it from its spec.
+- ``scorer.txt``: the scorer spec (:data:`SPEC_FILE`);
+
+plus the wheel, built from the checkout (:mod:`speech_drame.source_wheel`), and ``scorer/``: a
+LiteScorer's files and model card (:mod:`speech_drame.scorers.lite_publish`). A DRAME-Eval
+evaluator or a judge is not copied: the Space loads it from its spec.
+
+The checked-in ``space/README.md`` and ``space/requirements.txt`` are these files rendered for
+the checkout itself (scorer ``lite``, the package from ``..``): :func:`checked_in_files`.
 """
 
 from __future__ import annotations
@@ -24,35 +33,14 @@ from .source_wheel import build_wheel, checkout_root
 
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 DEBIAN_PACKAGES = ("ffmpeg",)  # torchcodec decodes compressed uploads with FFmpeg's libraries
+SPACE_FOLDER = "space"  # in the checkout
 SCORER_FOLDER = "scorer"
+SPEC_FILE = "scorer.txt"  # the scorer spec, one line (read by speech_drame.space_app.folder_scorer)
+SPACE_EXTRAS = ("features", "space")
+CHECKOUT_PACKAGE = ".."  # the package, in the checked-in space/requirements.txt
+# the files every bundle has, earlier ones too
 BUNDLE_FILES = ("app.py", "README.md", "requirements.txt", "packages.txt")
-
-APP = '''"""Speech-DRAME Space, assembled by `speech-drame space bundle`. The page is
-speech_drame.space_app (installed from the wheel beside this file); the scorer is the spec in
-$SPEECH_DRAME_SCORER, else the one bundled here."""
-
-import os
-from pathlib import Path
-
-BUNDLED_FOLDER = {folder!r}  # a LiteScorer beside this file, or None
-BUNDLED_SPEC = {spec!r}  # the scorer spec, "lite:FOLDER" for the folder beside this file
-
-os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-here = Path(__file__).resolve().parent
-os.environ.setdefault(
-    "SPEECH_DRAME_SCORER", f"lite:{{here / BUNDLED_FOLDER}}" if BUNDLED_FOLDER else BUNDLED_SPEC
-)
-
-from speech_drame.space_app import MAX_UPLOAD_MB, build_app  # noqa: E402
-
-demo = build_app()
-
-if __name__ == "__main__":
-    demo.launch(
-        server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
-        max_file_size=f"{{MAX_UPLOAD_MB}}mb",
-    )
-'''
+RENDERED = ("README.md", "requirements.txt")  # the files of space/ rendered for a bundle
 
 
 class BundleError(ValueError):
@@ -86,21 +74,27 @@ def pinned_requirements(extras: tuple[str, ...], root: Path) -> list[str]:
 
 
 def requirements_text(
-    wheel: str, extras: tuple[str, ...], pins: list[str], root: Path, torch_index: str
+    package: str, extras: tuple[str, ...], pins: list[str], root: Path, torch_index: str
 ) -> str:
-    """The bundle's ``requirements.txt``, with the ``pins`` of :func:`pinned_requirements`."""
+    """A Space's ``requirements.txt``: ``package`` (the wheel's path, or the checkout's) with
+    its ``extras``, torch, and the ``pins`` of :func:`pinned_requirements`."""
     torch = next(
         line.strip()
         for line in (root / "constraints.txt").read_text(encoding="utf-8").splitlines()
         if _requirement_name(line) == "torch" and "==" in line
     )
+    where = (
+        "the package from the checkout (run pip in space/)"
+        if package == CHECKOUT_PACKAGE
+        else "the package wheel beside this file"
+    )
     head = [
-        "# The Space's environment (speech-drame space bundle): the package wheel beside this file",
+        f"# The Space's environment (speech-drame space bundle): {where}",
         f"# with its {' and '.join(extras)} extras, and the versions the repository is tested with.",
     ]
     if torch_index:
         head += [f"--extra-index-url {torch_index}"]
-    return "\n".join([*head, torch, f"./{wheel}[{','.join(extras)}]", *pins]) + "\n"
+    return "\n".join([*head, torch, f"{package}[{','.join(extras)}]", *pins]) + "\n"
 
 
 def _space_card(
@@ -110,6 +104,8 @@ def _space_card(
     torch_index: str,
     hub_model: str | None,
     pins: list[str],
+    extras: tuple[str, ...],
+    wheel: str | None,
 ) -> str:
     from huggingface_hub import SpaceCard, SpaceCardData
 
@@ -144,6 +140,8 @@ def _space_card(
         scorer_folder=folder,
         version=speech_drame.__version__,
         torch_index=torch_index,
+        extras=extras,
+        wheel=wheel,
         debian=DEBIAN_PACKAGES,
         scored_seconds=f"{SCORED_SECONDS:.0f}",
         max_upload_mb=MAX_UPLOAD_MB,
@@ -195,7 +193,7 @@ def bundle_space(
 
     out = _check_out(out, overwrite)
     parsed = parse_spec(scorer)
-    extras = ("features", "space") + (("train",) if parsed.kind == "drame-eval" else ())
+    extras = SPACE_EXTRAS + (("train",) if parsed.kind == "drame-eval" else ())
     if parsed.kind == "drame-eval" and Path(parsed.target).exists():
         raise BundleError(
             f"{parsed.target}: a local DRAME-Eval evaluator is not copied into a Space (several "
@@ -204,6 +202,7 @@ def bundle_space(
     root = checkout_root()
     stage = staging_dir(out)
     try:
+        _copy_space_folder(root, stage)
         wheel = build_wheel(stage).name
         folder, info, hub_model, spec = None, {}, None, scorer
         if parsed.kind == "lite":  # copied in: the Space names it by its folder, not this path
@@ -215,13 +214,11 @@ def bundle_space(
             info = _lite_info(source)
         elif parsed.kind == "drame-eval":
             hub_model = parsed.target.split("@")[0]
-        write_text(stage / "app.py", APP.format(folder=folder, spec=spec))
+        write_text(stage / SPEC_FILE, spec + "\n")
         pins = pinned_requirements(extras, root)
-        write_text(
-            stage / "requirements.txt", requirements_text(wheel, extras, pins, root, torch_index)
-        )
-        write_text(stage / "packages.txt", "\n".join(DEBIAN_PACKAGES) + "\n")
-        card = _space_card(spec, folder, info, torch_index, hub_model, pins)
+        requirements = requirements_text(f"./{wheel}", extras, pins, root, torch_index)
+        write_text(stage / "requirements.txt", requirements)
+        card = _space_card(spec, folder, info, torch_index, hub_model, pins, extras, wheel)
         write_text(stage / "README.md", card)
         files = bundle_files(stage)
     except BaseException:
@@ -229,6 +226,41 @@ def bundle_space(
         raise
     replace_dir(stage, out)
     return files
+
+
+def _copy_space_folder(root: Path, stage: Path) -> None:
+    """The checkout's ``space/`` into the new folder ``stage``, without the files a bundle
+    renders for itself (:data:`RENDERED`)."""
+    source = root / SPACE_FOLDER
+    if not (source / "app.py").is_file():
+        raise FileNotFoundError(f"{source}: the Space folder of the checkout is missing")
+    ignore = shutil.ignore_patterns("__pycache__", *RENDERED, SPEC_FILE, SCORER_FOLDER)
+    shutil.copytree(source, stage, ignore=ignore, dirs_exist_ok=True)
+
+
+def checked_in_files(root: Path | None = None) -> dict[str, str]:
+    """What the checkout's ``space/README.md`` and ``space/requirements.txt`` hold: the bundle's
+    files rendered for the checkout (scorer ``lite``, the package from :data:`CHECKOUT_PACKAGE`,
+    torch from :data:`TORCH_CPU_INDEX`). ``tests/test_space_bundle.py`` fails when they drift;
+    write them again with ``python -c "from speech_drame.space_bundle import write_checked_in;
+    write_checked_in()"``."""
+    root = root or checkout_root()
+    pins = pinned_requirements(SPACE_EXTRAS, root)
+    return {
+        "README.md": _space_card(
+            "lite", None, {}, TORCH_CPU_INDEX, None, pins, SPACE_EXTRAS, None
+        ),  # fmt: skip
+        "requirements.txt": requirements_text(
+            CHECKOUT_PACKAGE, SPACE_EXTRAS, pins, root, TORCH_CPU_INDEX
+        ),
+    }
+
+
+def write_checked_in(root: Path | None = None) -> None:
+    """Write :func:`checked_in_files` into the checkout's ``space/``."""
+    root = root or checkout_root()
+    for name, text in checked_in_files(root).items():
+        write_text(root / SPACE_FOLDER / name, text)
 
 
 def _check_out(out: str | os.PathLike, overwrite: bool) -> Path:

@@ -154,6 +154,14 @@ def kill_bench_after_first_rows(args: list[str], results: Path, timeout: float) 
     proc.wait()
 
 
+# for Playwright's evaluate_all: how many lines the text of each element takes on the page
+TEXT_LINES_JS = """cells => cells.map(cell => {
+    const range = document.createRange();
+    range.selectNodeContents(cell);
+    return new Set([...range.getClientRects()].map(r => Math.round(r.top))).size;
+})"""
+
+
 def free_port() -> int:
     """A TCP port nobody listens on at the moment, on 127.0.0.1."""
     import socket

@@ -21,6 +21,7 @@ def bad_usage(tmp: str) -> dict[tuple[str, ...], list[str]]:
         ("build",): ["--source", missing, "--out", f"{tmp}/out", "--quiet"],
         ("summary",): ["--dataset", missing],
         ("push_metric",): ["someone/metric", "--folder", missing, "--dry-run"],
+        ("install_metric",): ["--modules-cache", a_file],  # a file, not a folder
         ("push_dataset",): [missing, "someone/dataset", "--dry-run"],
         ("push_lite",): [missing, "someone/scorer", "--dry-run"],
         ("agreement",): ["--dataset", missing],

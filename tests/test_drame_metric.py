@@ -76,6 +76,60 @@ def test_loads_by_path_from_the_root_and_by_name_inside_evaluate_metric(monkeypa
     same(by_name, expected)
 
 
+# Runs in a fresh interpreter: the bare name from an empty folder and from the root, the path form.
+LOAD_BY_NAME = """
+import json, os, sys
+import evaluate
+
+preds, refs, dims = json.loads(sys.argv[1])
+out = {}
+for label, folder, name in [("empty", sys.argv[2], "drame_metric"),
+                            ("root", sys.argv[3], "drame_metric"),
+                            ("path", sys.argv[3], "evaluate_metric/drame_metric")]:
+    os.chdir(folder)
+    out[label] = evaluate.load(name).compute(predictions=preds, references=refs, dimensions=dims)
+print(json.dumps(out))
+"""
+
+
+def test_install_metric_makes_the_bare_name_load_offline_from_any_folder(tmp_path):
+    """`speech-drame install-metric` registers the module in evaluate's own module cache (a
+    home of this test's: never the user's); evaluate.load("drame_metric") then resolves offline
+    from an empty folder and from the root, with the numbers of the path form."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1",
+           "HF_EVALUATE_OFFLINE": "1"}  # fmt: skip
+    env.pop("HF_MODULES_CACHE", None)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    installed = subprocess.run([sys.executable, "-m", "speech_drame", "install-metric"],
+                               cwd=empty, env=env, capture_output=True, text=True)  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    registered = Path(installed.stdout.split("registered: ", 1)[1].splitlines()[0])
+    assert registered.is_relative_to(tmp_path / "hf" / "modules")
+    assert registered.read_bytes() == (METRIC_DIR / "drame_metric.py").read_bytes()
+    again = subprocess.run([sys.executable, "-m", "speech_drame", "install-metric"],
+                           cwd=empty, env=env, capture_output=True, text=True)  # fmt: skip
+    assert again.returncode == 0 and str(registered) in again.stdout  # the same copy
+    preds, refs, dims = sample_inputs()
+    loaded = subprocess.run(
+        [sys.executable, "-c", LOAD_BY_NAME, json.dumps([preds, refs, dims]), str(empty),
+         str(REPO)],
+        env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert loaded.returncode == 0, loaded.stderr
+    result = json.loads(loaded.stdout.splitlines()[-1])
+    expected = json.loads(json.dumps(M.alignment_table(preds, refs, dims)))  # NaN as JSON does
+    same(result["path"], expected)
+    same(result["empty"], result["path"])
+    same(result["root"], result["path"])
+    assert list(empty.iterdir()) == []  # nothing written into the folder it ran in
+
+
 def test_add_batch_accumulates(drame):
     preds, refs, dims = sample_inputs(1)
     for start in range(0, len(preds), 7):

@@ -329,18 +329,23 @@ def test_every_command_the_readme_shows_is_installed_and_answers_help(argv, tmp_
     assert "usage" in (done.stdout + done.stderr).lower()
 
 
-def test_the_readme_apt_line_is_the_makefile_list():
+def test_the_readme_apt_lines_are_the_makefile_lists():
+    """One apt line for `make demo` (APT_PACKAGES), one for what `make test` adds."""
     makefile = (REPO / "Makefile").read_text()
-    wanted = re.search(r"^APT_PACKAGES := (.+)$", makefile, re.M).group(1).split()
+    wanted = [
+        sorted(re.search(rf"^{name} := (.+)$", makefile, re.M).group(1).split())
+        for name in ("APT_PACKAGES", "APT_TEST_PACKAGES")
+    ]
     shown = [
         c.words
         for b in BLOCKS
         for c in commands(b)
         if c.words[:3] == ["sudo", "apt-get", "install"]
     ]
-    assert shown and all(sorted(w[3:]) == sorted(wanted) for w in shown), (shown, wanted)
-    pins = (
-        makefile + (REPO / "requirements.txt").read_text() + (REPO / "constraints.txt").read_text()
+    assert sorted(sorted(w[3:]) for w in shown) == sorted(wanted), (shown, wanted)
+    pins = makefile + "".join(
+        (REPO / name).read_text()
+        for name in ("requirements.txt", "requirements-test.txt", "constraints.txt")
     )
     for pinned in re.findall(r"pip install [^\n]*?(\S+==[\w.]+)", README.read_text()):
         assert pinned in pins, f"README installs {pinned}; make setup does not"

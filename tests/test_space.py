@@ -11,13 +11,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
-from conftest import LIBRIVOX
+from conftest import LIBRIVOX, TEXT_LINES_JS
 
 from speech_drame.features.blueprint import extract_blueprints
 from speech_drame.schema import ARCHETYPE_DIMENSIONS, CONTENT_PASS
 from speech_drame.scorers.lite import TrainingOptions, train_lite_scorer
 from speech_drame.space_app import (
     MAX_QUEUE,
+    PAGE_CSS,
     PRIVACY_NOTE,
     TEMP_FILES,
     InputError,
@@ -67,7 +68,8 @@ def space(tmp_path_factory) -> dict:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     app = build_app(str(scorer.parent), examples_from=None)
-    app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
+               css=PAGE_CSS)  # fmt: skip
     yield {"root": root, "clips": clips, "scorer": str(scorer.parent), "app": app,
            "app_cache": app_cache, "url": f"http://127.0.0.1:{port}/"}  # fmt: skip
     app.close()
@@ -225,6 +227,10 @@ def test_real_browser_uploads_scores_and_reads_the_page(space, browser, tmp_path
         passed = page.locator("#content-pass textarea").input_value()
         provenance = page.locator("#scorer-info").inner_text()
         page.screenshot(path=str(shot), full_page=True)
+        lines = {}  # every number of the table on one line, also in a narrower window
+        for width in (1280, 900):
+            page.set_viewport_size({"width": width, "height": 1100})
+            lines[width] = table.locator("tbody td:not(:first-child)").evaluate_all(TEXT_LINES_JS)
     finally:
         page.close()
     print(f"screenshot: {shot}")
@@ -242,6 +248,7 @@ def test_real_browser_uploads_scores_and_reads_the_page(space, browser, tmp_path
     assert transcript == want.transcript
     assert "LiteScorer" in provenance and "synthetic proxy labels" in provenance
     assert shot.stat().st_size > 10_000
+    assert lines == {1280: [1] * 18, 900: [1] * 18}, lines  # 3 dimensions x (score + p1..p5)
 
 
 def test_score_chart_is_horizontal_on_a_fixed_1_to_5_scale() -> None:

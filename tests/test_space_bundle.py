@@ -1,12 +1,13 @@
 """The Space bundle and the package wheel, tested from the outside.
 
 ``speech-drame space bundle`` writes a Space folder around the demo LiteScorer (``make test``
-trains it first). A fresh virtual environment is made from nothing but the bundle's
+trains it first) from the checkout's ``space/``, whose rendered files must match their template. A fresh virtual environment is made from nothing but the bundle's
 ``requirements.txt`` (plain ``pip install -r``, from the package index the Makefile uses), and
 in it, with no checkout on the path:
 
 - the bundle's ``app.py`` serves the page; ``gradio_client`` scores a clip and headless
-  Chromium loads the page (screenshot in the test's tmp folder);
+  Chromium loads the page and scores a clip in realism mode, whose table keeps every number on
+  one line (screenshots in the test's tmp folder);
 - the installed ``speech-drame`` works from an empty folder: ``--help``, ``build`` of the
   official samples, ``score`` with the bundled scorer by path (the same numbers as the
   checkout's), the LiteScorer model card, and ``score`` without a scorer says how to get one.
@@ -28,7 +29,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import LIBRIVOX, OFFICIAL_SAMPLES, REPO, free_port
+from conftest import LIBRIVOX, OFFICIAL_SAMPLES, REPO, TEXT_LINES_JS, free_port
 
 from speech_drame.cli import main
 
@@ -37,6 +38,8 @@ pytestmark = pytest.mark.slow
 SCORER = REPO / "artifacts" / "lite_scorer"
 QUESTION = "You are a tired night-shift nurse. A patient asks you for a glass of water."
 CLIP = LIBRIVOX / "sense_and_sensibility_01_austen_64kb-0870.wav"
+REALISM = {"#profile": "John Dashwood, a cautious, rather selfish gentleman",
+           "#scene": "He talks his wife out of helping his stepmother.", "#traits": "calm"}  # fmt: skip
 
 
 def _clean_env(**extra: str) -> dict[str, str]:
@@ -89,7 +92,8 @@ def _run(venv: dict, *args: str, cwd: Path | None = None, **env: str):
 
 def test_bundle_is_a_complete_space(bundle) -> None:
     names = {p.relative_to(bundle).as_posix() for p in bundle.rglob("*") if p.is_file()}
-    assert {"app.py", "README.md", "requirements.txt", "packages.txt", "scorer/README.md",
+    assert {"app.py", "README.md", "requirements.txt", "packages.txt", "scorer.txt",
+            "examples/SOURCE.md", "scorer/README.md",
             "scorer/metrics.json", "scorer/archetype/config.json",
             "scorer/archetype/model.safetensors", "scorer/realism/model.safetensors"} <= names  # fmt: skip
     (wheel,) = bundle.glob("speech_drame-*.whl")
@@ -107,11 +111,87 @@ def test_bundle_is_a_complete_space(bundle) -> None:
     metrics = json.loads((bundle / "scorer" / "metrics.json").read_text())
     assert metrics["dataset"] == "speech-drame"
     for name in names - {n for n in names if n.endswith((".whl", ".safetensors"))}:
-        assert str(REPO) not in (bundle / name).read_text(), name
+        assert str(REPO).encode() not in (bundle / name).read_bytes(), name
     assert (
         "`lite:scorer`" in card
         and 'load_scorer("lite:scorer"' in (bundle / "scorer/README.md").read_text()
     )
+
+
+def test_the_bundle_is_the_space_folder_plus_what_is_particular_to_it(bundle) -> None:
+    """One source: app.py, packages.txt and examples/ are space/'s bytes; README.md and
+    requirements.txt are space/'s rendered for the bundle (the wheel, its scorer)."""
+    space = REPO / "space"
+    copied = sorted(p.relative_to(space) for p in space.rglob("*") if p.is_file()
+                    and p.name not in ("README.md", "requirements.txt"))  # fmt: skip
+    assert {"app.py", "packages.txt"} <= {p.as_posix() for p in copied}
+    for rel in copied:
+        assert (bundle / rel).read_bytes() == (space / rel).read_bytes(), rel
+    assert (bundle / "scorer.txt").read_text() == "lite:scorer\n"
+    (wheel,) = bundle.glob("speech_drame-*.whl")
+    bundled = (bundle / "requirements.txt").read_text().splitlines()
+    checked_in = (space / "requirements.txt").read_text().splitlines()
+    assert [line for line in checked_in if line not in bundled] == [
+        "# The Space's environment (speech-drame space bundle): the package from the checkout "
+        "(run pip in space/)",
+        "--extra-index-url https://download.pytorch.org/whl/cpu",  # the bundle: --torch-index ''
+        "..[features,space]",
+    ]
+    assert f"./{wheel.name}[features,space]" in bundled
+    card = (bundle / "README.md").read_text()
+    assert "assembled this folder from the\nrepository's `space/`" in card
+
+
+def test_the_checked_in_space_folder_is_what_its_template_renders() -> None:
+    """space/README.md and space/requirements.txt are the bundle's files rendered for the
+    checkout (model_card/space_readme.md, the repository's pins): edit the template or the pins,
+    then write them again (speech_drame.space_bundle.write_checked_in)."""
+    from speech_drame.space_bundle import DEBIAN_PACKAGES, checked_in_files
+
+    for name, text in checked_in_files(REPO).items():
+        assert (REPO / "space" / name).read_text(encoding="utf-8") == text, (
+            f"space/{name} drifted from its template: python -c 'from speech_drame.space_bundle "
+            "import write_checked_in; write_checked_in()'"
+        )
+    front = yaml.safe_load((REPO / "space" / "README.md").read_text().split("---\n")[1])
+    pins = (REPO / "requirements.txt").read_text().splitlines()
+    assert front["sdk"] == "gradio" and front["app_file"] == "app.py"
+    assert f"gradio=={front['sdk_version']}" in pins and front["license"] == "apache-2.0"
+    for line in (REPO / "space" / "requirements.txt").read_text().splitlines():
+        assert line.startswith(("#", "--extra-index-url ", "..[")) or line in pins, line
+    assert (REPO / "space" / "packages.txt").read_text().split() == list(DEBIAN_PACKAGES)
+
+
+def test_the_space_examples_are_small_licensed_clips_of_both_modes() -> None:
+    from speech_drame.audio import load_audio
+    from speech_drame.space_app import demo_examples
+
+    folder = REPO / "space" / "examples"
+    rows = demo_examples(folder)
+    assert [r[1] for r in rows] == ["archetype", "realism"]
+    assert rows[0][2] and all(rows[1][3:6])  # the question; profile, scene, traits
+    for row in rows:
+        assert Path(row[0]).is_relative_to(folder)
+        assert 5 < load_audio(row[0]).seconds <= 30
+    assert sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) <= 300_000
+    source = (folder / "SOURCE.md").read_text()
+    assert "Apache-2.0" in source and "Anuttacon/speech_drame" in source
+
+
+def test_a_space_folder_names_its_scorer(tmp_path, monkeypatch) -> None:
+    from speech_drame.space_app import SCORER_ENV, folder_scorer
+
+    monkeypatch.delenv(SCORER_ENV, raising=False)
+    assert folder_scorer(tmp_path) is None  # the checkout's space/: scorer_spec's `lite`
+    (tmp_path / "scorer").mkdir()
+    (tmp_path / "scorer.txt").write_text("lite:scorer\n")
+    assert folder_scorer(tmp_path) == f"lite:{tmp_path / 'scorer'}"  # beside app.py
+    (tmp_path / "scorer.txt").write_text("drame-eval:org/name\n")
+    assert folder_scorer(tmp_path) == "drame-eval:org/name"
+    monkeypatch.setenv(SCORER_ENV, "judge:gpt-4o-audio@http://127.0.0.1:9/v1")
+    assert (
+        folder_scorer(tmp_path) == "judge:gpt-4o-audio@http://127.0.0.1:9/v1"
+    )  # the Space variable wins
 
 
 def test_default_bundle_takes_torch_from_the_cpu_index(tmp_path) -> None:
@@ -163,7 +243,7 @@ def test_fresh_venv_serves_the_bundle_to_gradio_client_and_chromium(
         *_, details = client.predict(
             handle_file(str(CLIP)), "archetype", QUESTION, "", "", "", api_name="/score"
         )
-        shot = tmp_path / "bundle_page.png"
+        shot, realism_shot = tmp_path / "bundle_page.png", tmp_path / "bundle_realism.png"
         page = browser.new_page(viewport={"width": 1280, "height": 1000})
         try:
             page.goto(url, timeout=60_000)
@@ -171,9 +251,24 @@ def test_fresh_venv_serves_the_bundle_to_gradio_client_and_chromium(
             info.get_by_text("synthetic proxy labels").wait_for(timeout=60_000)
             provenance = info.inner_text()
             page.screenshot(path=str(shot), full_page=True)
+            # realism mode: ten dimensions, the longest names; every number stays on one line
+            page.get_by_label("realism").check()
+            page.locator("#profile").wait_for(state="visible", timeout=30_000)
+            page.locator("#clip input[type=file]").set_input_files(str(CLIP))
+            for field, text in REALISM.items():
+                page.locator(f"{field} textarea").fill(text)
+            page.locator("#clip audio, #clip .waveform-container, #clip button").first.wait_for(
+                timeout=30_000
+            )
+            page.locator("#score-button").click()
+            table = page.locator("#score-table")
+            table.locator("tbody tr").nth(9).wait_for(timeout=120_000)
+            realism_rows = table.locator("tbody tr").count()
+            lines = table.locator("tbody td:not(:first-child)").evaluate_all(TEXT_LINES_JS)
+            page.screenshot(path=str(realism_shot), full_page=True)
         finally:
             page.close()
-        print(f"screenshot: {shot}")
+        print(f"screenshots: {shot} {realism_shot}")
     finally:
         app.terminate()
         app.wait(timeout=30)
@@ -184,6 +279,7 @@ def test_fresh_venv_serves_the_bundle_to_gradio_client_and_chromium(
     assert details["content_pass"] == pytest.approx(want.content_pass, abs=1e-4)
     assert details["transcript"] == want.transcript and details["language"] == "en"
     assert "LiteScorer" in provenance and shot.stat().st_size > 10_000
+    assert realism_rows == 10 and lines == [1] * 60, lines  # 10 x (score + p1..p5)
 
 
 def test_installed_package_works_from_an_empty_folder(bundle, venv) -> None:

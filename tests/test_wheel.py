@@ -1,5 +1,6 @@
-"""The built wheel works without the checkout: it carries the card templates, the prompt pool
-and the voice encoder weights (package data), and so does the sdist.
+"""The built wheel works without the checkout: it carries the card templates (the checkout's
+``model_card/``), the ``evaluate`` module, the prompt pool and the voice encoder weights (package
+data), and so does the sdist.
 
 ``python -m build`` makes the sdist and the wheel from a copy of the package (the checkout gets
 no ``build/`` or egg-info); the wheel is installed with ``pip install --target`` into a
@@ -26,6 +27,7 @@ from speech_drame.source_wheel import copy_source
 
 pytestmark = pytest.mark.slow
 
+METRIC_SCRIPT = "evaluate_metric/drame_metric/drame_metric.py"
 SOURCE_NOTE = "Four official samples, built by tests/test_wheel.py."
 # Runs in the fresh interpreter: argv = site folder, work folder, official samples.
 CHILD = """
@@ -37,6 +39,7 @@ sys.path.insert(0, site)
 
 import speech_drame
 from speech_drame.data.card import synthetic_label_note
+from speech_drame.metric_module import metric_script
 from speech_drame.model_card import read_data_card, render_model_card
 
 dataset = Path(work) / "dataset"
@@ -60,6 +63,7 @@ print(json.dumps({
     "modules": {n: getattr(m, "__file__", None) for n, m in sys.modules.items()
                 if n == "speech_drame" or n.startswith("speech_drame.")},
     "note": synthetic_label_note(dataset),
+    "metric": str(metric_script()),
 }))
 """
 
@@ -95,12 +99,17 @@ def test_the_wheel_carries_the_templates_and_renders_the_cards(tmp_path):
     from huggingface_hub import DatasetCard, ModelCard
 
     site = build_and_install(copy_source(REPO, tmp_path / "src"), tmp_path)
-    assert sorted(p.name for p in (site / "speech_drame" / "templates").glob("*.md")) == [
+    shipped_cards = site / "speech_drame" / "templates" / "model_card"
+    assert sorted(p.name for p in shipped_cards.glob("*.md")) == [
         "datasetcard.md",
         "lite_modelcard.md",
         "modelcard.md",
         "space_readme.md",
     ]
+    for card in shipped_cards.iterdir():  # the checkout's model_card/, unchanged
+        assert card.read_bytes() == (REPO / "model_card" / card.name).read_bytes(), card.name
+    metric = site / "speech_drame" / "evaluate_metric" / "drame_metric" / "drame_metric.py"
+    assert metric.read_bytes() == (REPO / METRIC_SCRIPT).read_bytes()
     resources = site / "speech_drame" / "resources"
     shipped = resources / "voice_encoder.safetensors"
     assert (
@@ -115,7 +124,7 @@ def test_the_wheel_carries_the_templates_and_renders_the_cards(tmp_path):
     (sdist,) = (tmp_path / "dist").glob("speech_drame-*.tar.gz")
     with tarfile.open(sdist) as tar:
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
-    assert {"pyproject.toml", "LICENSE", "speech_drame/templates/space_readme.md",
+    assert {"pyproject.toml", "setup.py", "LICENSE", "model_card/space_readme.md", METRIC_SCRIPT,
             "speech_drame/resources/voice_encoder.safetensors"} <= names  # fmt: skip
     pool = json.loads((site / "speech_drame" / "resources" / "instruction_pool.json").read_text())
     assert len(pool["realism"]["pitch_variation"]) == 30  # the training prompt pool ships too
@@ -125,6 +134,7 @@ def test_the_wheel_carries_the_templates_and_renders_the_cards(tmp_path):
     result = json.loads(done.stdout.splitlines()[-1])
     outside = {n: f for n, f in result["modules"].items() if not Path(f).is_relative_to(site)}
     assert "speech_drame.data.card" in result["modules"] and not outside
+    assert Path(result["metric"]) == metric  # install-metric registers the wheel's copy
 
     data_card = DatasetCard.load(work / "dataset" / "README.md")
     assert data_card.data.license == "apache-2.0"  # the samples' (SOURCE.md)

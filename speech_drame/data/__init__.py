@@ -6,7 +6,7 @@
 - :mod:`.hub_source`: a release given as a Hub dataset id, downloaded into the Hub cache;
 - :mod:`.features`: the ``datasets.Features`` of each config and the row a record becomes;
 - :mod:`.build`: the streamed, atomic build of the parquet folder and its build report;
-- :mod:`.card`: the folder's ``README.md`` dataset card (template ``templates/datasetcard.md``);
+- :mod:`.card`: the folder's ``README.md`` dataset card (template ``model_card/datasetcard.md``);
 - :mod:`.reader`: the one reader of built folders (:func:`open_split`: streamed columns, which
   clips have audio, :func:`require_audio`);
 - :mod:`.examples`: a built split's clips as scorer inputs (:class:`SplitStream`);

@@ -1,6 +1,6 @@
 """The README.md dataset card of the Hub-ready folder: YAML configs/features + documentation.
 
-The body is the packaged Jinja template ``speech_drame/templates/datasetcard.md``; the front
+The body is the Jinja template ``model_card/datasetcard.md`` (:mod:`speech_drame.templates`); the front
 matter is a ``huggingface_hub.DatasetCardData``.
 """
 
@@ -109,7 +109,7 @@ def render_card(
     source_note: str | None,
 ) -> str:
     """The full README.md text (front matter + body) for the built folder, rendered from the
-    packaged template ``speech_drame/templates/datasetcard.md`` with ``huggingface_hub``'s
+    template ``model_card/datasetcard.md`` with ``huggingface_hub``'s
     ``DatasetCard``."""
     from huggingface_hub import DatasetCard
 

@@ -1,4 +1,5 @@
-"""Jinja templates of the cards the toolkit writes, shipped as package data.
+"""Jinja templates of the cards the toolkit writes, kept in the checkout's top-level
+``model_card/`` folder (the wheel ships the same files as ``speech_drame/templates/model_card/``):
 
 - ``datasetcard.md``: the ``README.md`` of a Hub-ready dataset folder
   (:func:`speech_drame.data.card.render_card`);
@@ -11,13 +12,15 @@
 
 Each is rendered by ``huggingface_hub``'s card classes (``DatasetCard`` / ``ModelCard`` / ``SpaceCard``
 ``.from_template``): the YAML front matter is the card data (``{{ card_data }}``), the body the
-template. The files are read with :mod:`importlib.resources`, so an installed wheel needs no
-checkout beside it.
+template. From a source checkout (an editable install included) the files are read from
+``model_card/``; from an installed wheel with :mod:`importlib.resources`, so it needs no checkout.
 """
 
 from __future__ import annotations
 
 from importlib.resources import files
+from importlib.resources.abc import Traversable
+from pathlib import Path
 from typing import Any
 
 __all__ = [
@@ -27,21 +30,31 @@ __all__ = [
     "SPACE_README",
     "read_template",
     "render",
+    "template_folder",
 ]
 
 DATASET_CARD = "datasetcard.md"
 MODEL_CARD = "modelcard.md"
 LITE_MODEL_CARD = "lite_modelcard.md"
 SPACE_README = "space_readme.md"
+FOLDER = "model_card"  # the checkout's folder, and its name inside the wheel
+_CHECKOUT = Path(__file__).resolve().parents[2] / FOLDER
+
+
+def template_folder() -> Path | Traversable:
+    """The folder of the card templates: the checkout's ``model_card/``, else (an installed
+    wheel) ``speech_drame/templates/model_card/``, where ``setup.py`` maps it."""
+    if (_CHECKOUT / MODEL_CARD).is_file():
+        return _CHECKOUT
+    return files(__name__).joinpath(FOLDER)
 
 
 def read_template(name: str) -> str:
-    """The text of the packaged template ``name`` (e.g. :data:`MODEL_CARD`)."""
-    resource = files(__name__).joinpath(name)
+    """The text of the template ``name`` (e.g. :data:`MODEL_CARD`)."""
+    resource = template_folder().joinpath(name)
     if not resource.is_file():
         raise FileNotFoundError(
-            f"card template {name!r} is missing from the installed speech_drame package "
-            f"({files(__name__)}): reinstall speech-drame"
+            f"card template {name!r} is missing from {template_folder()}: reinstall speech-drame"
         )
     return resource.read_text(encoding="utf-8")
 
