@@ -170,7 +170,7 @@ def make_evaluator(folder: Path) -> Path:
 
 
 def train_lite_streamed(dataset: Path, out: Path, cache: Path, epochs: int, batch: int) -> int:
-    from speech_drame.scorers.lite import TrainingOptions
+    from speech_drame.lite import TrainingOptions
     from speech_drame.scorers.lite_training import train_and_evaluate
 
     reports = train_and_evaluate(
@@ -186,9 +186,9 @@ def train_lite_all_in_memory(dataset: Path, out: Path, cache: Path, epochs: int,
 
     from speech_drame.audio import SCORED_SECONDS, load_audio
     from speech_drame.features.blueprint import extract_blueprints
+    from speech_drame.lite import TrainingOptions, train_lite_model
     from speech_drame.metrics import alignment_table
     from speech_drame.schema import context_from_row
-    from speech_drame.scorers.lite import TrainingOptions, train_lite_scorer
     from speech_drame.scorers.lite_training import ExtractedSplit
 
     def split_data(split: str) -> ExtractedSplit:
@@ -215,7 +215,7 @@ def train_lite_all_in_memory(dataset: Path, out: Path, cache: Path, epochs: int,
         )
 
     train = split_data("train")
-    scorer = train_lite_scorer(
+    scorer = train_lite_model(
         train.blueprints, train.labels, "archetype", TrainingOptions(epochs=epochs)
     )
     test = split_data("test")

@@ -159,7 +159,7 @@ def _lite_info(scorer_dir: Path) -> dict:
     """What the Space card says of a bundled LiteScorer: its data, licence, synthetic labels."""
     import json
 
-    from .model_card import dataset_name, lite_data_card
+    from .hub.cards import dataset_name, lite_data_card
 
     metrics = json.loads((scorer_dir / "metrics.json").read_text(encoding="utf-8"))
     trainings = [entry["training"] for entry in metrics["configs"].values()]
@@ -189,8 +189,9 @@ def bundle_space(
             local DRAME-Eval folder (push it to the Hub and bundle ``drame-eval:ORG/NAME``).
         FileNotFoundError: not a source checkout, or the LiteScorer is not trained.
     """
-    from .scorers.lite import default_scorer_dir, resolve_scorer_path
-    from .scorers.lite_publish import stage_lite_scorer
+    from .lite.model import default_scorer_dir
+    from .lite.publish import stage_lite_scorer
+    from .lite.scorer import resolve_scorer_path
     from .scorers.specs import parse_spec
 
     out = _check_out(out, overwrite)
