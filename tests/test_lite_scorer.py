@@ -272,7 +272,7 @@ def test_label_policy_decides_what_null_ratings_teach(tiny, policy, share_of_1, 
 def test_demo_train_split_is_learnable(demo_dataset_dir: Path, tmp_path: Path) -> None:
     """The demo labels are simulated from construction parameters: this checks that the
     scorer learns them; it says nothing about alignment with human judgement."""
-    from speech_drame.scorers.lite_training import train_and_evaluate
+    from speech_drame.lite.training import train_and_evaluate
 
     results = train_and_evaluate(demo_dataset_dir, tmp_path, progress=False, echo=False)
     for config, reports in results.items():
@@ -373,8 +373,8 @@ def test_train_lite_streams_in_bounded_batches_and_matches_one_batch(
     ``metrics.json`` last and records the training data in the scorer's info."""
     from speech_drame.cli import main
     from speech_drame.features import blueprint
-    from speech_drame.scorers import lite_training
-    from speech_drame.scorers.lite_training import train_and_evaluate
+    from speech_drame.lite import training as lite_training
+    from speech_drame.lite.training import train_and_evaluate
 
     sources, level = noisy
     dataset = _librivox_dataset(tmp_path, sources, level)

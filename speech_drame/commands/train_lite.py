@@ -16,7 +16,7 @@ from .options import (
 def run(args: argparse.Namespace) -> int:
     from speech_drame.data.card import labels_are_synthetic
     from speech_drame.lite.model import TrainingOptions, default_scorer_dir
-    from speech_drame.scorers.lite_training import train_and_evaluate
+    from speech_drame.lite.training import train_and_evaluate
 
     token = push_token(args)
     options = TrainingOptions(epochs=args.epochs, seed=args.seed, label_policy=args.label_policy)

@@ -37,7 +37,7 @@ _getattr, __dir__ = lazy_attributes(
         "feature_matrix": ".features",
         "load_lite_model": ".model",
         "push_lite_scorer": ".publish",
-        "train_and_evaluate": "..scorers.lite_training",
+        "train_and_evaluate": ".training",
         "train_lite_model": ".fit",
     },
 )

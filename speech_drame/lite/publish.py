@@ -19,8 +19,8 @@ from typing import Any
 from ..atomic_io import write_bytes, write_json, write_text
 from ..hub.push import push_folder
 from ..schema import CONFIGS
-from ..scorers.lite_training import METRICS_FILE
 from .model import CONFIG_FILE, WEIGHTS_FILE
+from .training import METRICS_FILE
 
 CARD = "README.md"
 LITE_COMMIT_MESSAGE = "Upload LiteScorer (speech-drame train-lite)"

@@ -42,10 +42,6 @@ from speech_drame.features.blueprint import (
     resolve_cache,
 )
 from speech_drame.languages import ALL_LABELS
-from speech_drame.lite.features import check_blueprint
-from speech_drame.lite.fit import train_lite_model
-from speech_drame.lite.model import LiteModel, TrainingOptions, default_scorer_dir
-from speech_drame.lite.scorer import LiteScorer
 from speech_drame.schema import (
     CONTENT_PASS,
     RUBRIC_NAMES,
@@ -55,6 +51,11 @@ from speech_drame.schema import (
     dimensions,
 )
 from speech_drame.scorers.evaluation import SplitReport, evaluate_scorer
+
+from .features import check_blueprint
+from .fit import train_lite_model
+from .model import LiteModel, TrainingOptions, default_scorer_dir
+from .scorer import LiteScorer
 
 METRICS_FILE = "metrics.json"  # written into the output folder after every scorer is saved
 METRICS_FORMAT = 1
