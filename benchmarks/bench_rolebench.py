@@ -67,22 +67,22 @@ def generate(root: Path, systems: int, clips: int) -> tuple[Path, dict[str, str]
 def tiny_lite(root: Path):
     """A LiteScorer trained on 4 clips that are not part of the benchmark (loads every model)."""
     from speech_drame.features.blueprint import extract_blueprints
-    from speech_drame.scorers.lite import TrainingOptions, train_lite_scorer
+    from speech_drame.lite import TrainingOptions, train_lite_model
 
     bases = [sf.read(p, dtype="float32")[0] for p in sorted(LIBRIVOX.glob("*.wav"))]
     clips = [(_clip(bases, 99, i, 0.02 + 0.1 * (i % 2)), SR) for i in range(4)]
     batch = extract_blueprints(clips, [{"question": QUESTION}] * 4, root / "warm", progress=False)
     labels = {"audio_quality": [[5, 4], [2, 1], [5, 5], [1, 2]]}
-    return train_lite_scorer(batch.blueprints, labels, "archetype", TrainingOptions(epochs=20))
+    return train_lite_model(batch.blueprints, labels, "archetype", TrainingOptions(epochs=20))
 
 
 def scorer_for(kind: str, batch: int, root: Path, workers: int, models: dict):
     """A fresh :class:`~speech_drame.scorers.base.Scorer` of ``kind`` with ``batch``."""
     if kind == "lite":
-        from speech_drame.scorers.lite import LiteEvaluator
+        from speech_drame.lite import LiteScorer
 
         cache = root / f"cache-{kind}-{batch}"  # cold: every run extracts its features
-        return LiteEvaluator(models["lite"], cache=cache, workers=workers, batch_size=batch)
+        return LiteScorer(models["lite"], cache=cache, workers=workers, batch_size=batch)
     from speech_drame.scorers.drame_eval import DrameEvalScorer
 
     model, processor = models["drame-eval"]

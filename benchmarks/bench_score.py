@@ -150,18 +150,14 @@ def asr_only(transcribe, clips) -> float:
 
 def scorers(path: str | None, clips, cache):
     from speech_drame.features.blueprint import extract_blueprints
+    from speech_drame.lite import TrainingOptions, load_lite_model, train_lite_model
     from speech_drame.schema import CONTENT_PASS, dimensions
-    from speech_drame.scorers.lite import (
-        ScorerError,
-        TrainingOptions,
-        load_lite_scorer,
-        train_lite_scorer,
-    )
+    from speech_drame.scorers.base import ScorerError
 
     out = {}
     for mode in ("archetype", "realism"):
         try:
-            out[mode] = load_lite_scorer(mode, path)
+            out[mode] = load_lite_model(mode, path)
             continue
         except ScorerError as exc:
             print(f"({exc}; training {mode} heads on random labels for timing)")
@@ -171,7 +167,7 @@ def scorers(path: str | None, clips, cache):
         labels = {d: rng.integers(1, 6, size=(n, 3)).tolist() for d in dimensions(mode)}
         if mode == "archetype":
             labels[CONTENT_PASS] = (rng.random((n, 3)) < 0.5).tolist()
-        out[mode] = train_lite_scorer(few, labels, mode, TrainingOptions(epochs=2))
+        out[mode] = train_lite_model(few, labels, mode, TrainingOptions(epochs=2))
     return out
 
 

@@ -8,7 +8,7 @@ kind's :attr:`~SpeechDrameError.exit_code`; library callers catch the base or a 
 - :class:`UsageError`: options or arguments that cannot be used as given (fix the command);
 - :class:`InputError`: a file, record or field that cannot be used (fix the data);
 - :class:`SetupError`: the machine or account lacks something: a package, a model, a token,
-  an endpoint (fix the setup).
+  an endpoint (fix the setup); :class:`HubAccessError` is the one of a Hub push.
 
 :class:`UsageError` and :class:`InputError` are also :class:`ValueError`, as the errors they
 replaced were, so existing ``except ValueError`` keeps working.
@@ -16,7 +16,14 @@ replaced were, so existing ``except ValueError`` keeps working.
 
 from __future__ import annotations
 
-__all__ = ["EXIT_CODES", "InputError", "SetupError", "SpeechDrameError", "UsageError"]
+__all__ = [
+    "EXIT_CODES",
+    "HubAccessError",
+    "InputError",
+    "SetupError",
+    "SpeechDrameError",
+    "UsageError",
+]
 
 # All kinds exit 2 today, the status argparse gives a usage error; the table is the one place
 # to change that.
@@ -50,3 +57,9 @@ class SetupError(SpeechDrameError):
     """The machine or account lacks something the work needs (a package, model, token, endpoint)."""
 
     kind = "setup"
+
+
+class HubAccessError(SetupError, ValueError):
+    """A Hub push that cannot happen as configured: offline, no token or a read-only one, a
+    namespace the token may not write, an unreachable endpoint (also a :class:`ValueError`, as
+    the CLI's push options caught it)."""

@@ -10,11 +10,11 @@ from conftest import archetype_record, tone, write_release
 from scipy.stats import pearsonr
 
 from speech_drame.data.build import build_dataset
+from speech_drame.lite.training import format_table
 from speech_drame.metrics import alignment_table
 from speech_drame.schema import ARCHETYPE_DIMENSIONS, CONTENT_PASS
 from speech_drame.scorers.base import ClipInput, ClipScores
 from speech_drame.scorers.evaluation import evaluate_scorer
-from speech_drame.scorers.lite_training import format_table
 
 ZH_QUESTION = "你是一名消防员。走廊里全是烟，你发现一个被困的孩子。你说："
 N_PER_LANGUAGE = 5
@@ -132,8 +132,8 @@ class DistributionScorer(HeardScorer):
 def test_split_report_adds_the_distribution_fit_and_the_table_and_json_carry_it(tmp_path):
     from speech_drame.atomic_io import write_json
     from speech_drame.distribution_fit import distribution_fit
-    from speech_drame.scorers.lite import TrainingOptions
-    from speech_drame.scorers.lite_training import TrainingReport, config_metrics, read_reports
+    from speech_drame.lite import TrainingOptions
+    from speech_drame.lite.training import TrainingReport, config_metrics, read_reports
 
     records = _records()
     _build(records, tmp_path)

@@ -18,13 +18,13 @@ from huggingface_hub import constants
 from speech_drame.cli import main
 from speech_drame.features import asr, prosody, quality, speaker, text, vad
 from speech_drame.features.blueprint import FEATURE_VERSIONS, Blueprint
-from speech_drame.hub_push import LITE_COMMIT_MESSAGE, push_lite_scorer
-from speech_drame.scorers import lite_training
+from speech_drame.lite import training as lite_training
+from speech_drame.lite.fit import train_lite_model
+from speech_drame.lite.model import LiteModel, TrainingOptions
+from speech_drame.lite.publish import LITE_COMMIT_MESSAGE, push_lite_scorer, stage_lite_scorer
+from speech_drame.lite.training import TrainingReport, config_metrics
 from speech_drame.scorers.base import ScorerError
 from speech_drame.scorers.evaluation import SplitReport
-from speech_drame.scorers.lite import LiteScorer, TrainingOptions, train_lite_scorer
-from speech_drame.scorers.lite_publish import stage_lite_scorer
-from speech_drame.scorers.lite_training import TrainingReport, config_metrics
 from speech_drame.scorers.specs import load_scorer
 
 REPO_ID = "someone/lite-scorer-tiny"
@@ -92,7 +92,7 @@ def _blueprint(k: int, mode: str) -> Blueprint:
     )
 
 
-def _scorer(mode: str, seed: int = 0) -> tuple[LiteScorer, list[Blueprint]]:
+def _scorer(mode: str, seed: int = 0) -> tuple[LiteModel, list[Blueprint]]:
     clips = [_blueprint(k, mode) for k in range(N)]
     levels = [k % 5 for k in range(N)]
     labels = (
@@ -105,7 +105,7 @@ def _scorer(mode: str, seed: int = 0) -> tuple[LiteScorer, list[Blueprint]]:
         else {"local_story_fit": [[1 + 3 * (k % 2)] * 3 for k in range(N)]}
     )
     info = {"dataset": "demo", "labels_are_synthetic": True, "label_note": NOTE}
-    return train_lite_scorer(clips, labels, mode, TrainingOptions(epochs=5, seed=seed), info), clips
+    return train_lite_model(clips, labels, mode, TrainingOptions(epochs=5, seed=seed), info), clips
 
 
 def _table(dims: dict[str, float | None], accuracy: float | None) -> dict:
@@ -148,7 +148,7 @@ def _write_run(out: Path, dataset: Path, synthetic: bool) -> dict:
     return document
 
 
-SCORERS: dict[str, tuple[list[Blueprint], LiteScorer]] = {}
+SCORERS: dict[str, tuple[list[Blueprint], LiteModel]] = {}
 
 
 @pytest.fixture(scope="module", autouse=True)

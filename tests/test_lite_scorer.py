@@ -17,19 +17,17 @@ from scipy.stats import pearsonr
 
 from speech_drame.audio import load_audio
 from speech_drame.features.blueprint import Blueprint, extract_blueprints
-from speech_drame.scorers.lite import (
+from speech_drame.lite.features import feature_matrix, feature_names, feature_vector
+from speech_drame.lite.fit import train_lite_model
+from speech_drame.lite.model import (
     CONFIG_FILE,
     LEVELS,
     WEIGHTS_FILE,
-    LiteScorer,
-    ScorerError,
+    LiteModel,
     TrainingOptions,
-    feature_matrix,
-    feature_names,
-    feature_vector,
-    load_lite_scorer,
-    train_lite_scorer,
+    load_lite_model,
 )
+from speech_drame.scorers.base import ScorerError
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -89,14 +87,14 @@ def _labels(level: list[int]) -> dict[str, list[list]]:
 
 
 @pytest.fixture(scope="module")
-def scorer(tiny) -> LiteScorer:
+def scorer(tiny) -> LiteModel:
     blueprints, level = tiny
-    return train_lite_scorer(
+    return train_lite_model(
         blueprints, _labels(level), "archetype", TrainingOptions(epochs=200, seed=0)
     )
 
 
-def test_scores_follow_the_training_labels(tiny, scorer: LiteScorer) -> None:
+def test_scores_follow_the_training_labels(tiny, scorer: LiteModel) -> None:
     blueprints, level = tiny
     out = scorer.score_blueprints(blueprints)
     quality = [s.scores["audio_quality"] for s in out]
@@ -107,7 +105,7 @@ def test_scores_follow_the_training_labels(tiny, scorer: LiteScorer) -> None:
     assert scorer.dimensions == ("audio_quality", "human_likeness")  # only labelled dimensions
 
 
-def test_outputs_are_distributions_with_their_expectation(tiny, scorer: LiteScorer) -> None:
+def test_outputs_are_distributions_with_their_expectation(tiny, scorer: LiteModel) -> None:
     for s in scorer.score_blueprints(tiny[0][:5]):
         for dim, dist in s.distributions.items():
             assert len(dist) == 5 and min(dist) >= 0
@@ -120,7 +118,7 @@ def test_outputs_are_distributions_with_their_expectation(tiny, scorer: LiteScor
 def test_label_distribution_learning_keeps_a_split_vote_bimodal(tiny) -> None:
     blueprints, _ = tiny
     split = {"human_likeness": [[2, 4, 2, 4] for _ in blueprints]}
-    model = train_lite_scorer(blueprints, split, "archetype", TrainingOptions(epochs=60))
+    model = train_lite_model(blueprints, split, "archetype", TrainingOptions(epochs=60))
     dist = np.mean(
         [s.distributions["human_likeness"] for s in model.score_blueprints(blueprints)], 0
     )
@@ -129,13 +127,13 @@ def test_label_distribution_learning_keeps_a_split_vote_bimodal(tiny) -> None:
     assert model.content_pass is False
 
 
-def test_save_and_reload_give_identical_scores(tiny, scorer: LiteScorer, tmp_path: Path) -> None:
+def test_save_and_reload_give_identical_scores(tiny, scorer: LiteModel, tmp_path: Path) -> None:
     scorer.save(tmp_path / "archetype")
     assert sorted(p.name for p in (tmp_path / "archetype").iterdir()) == [
         CONFIG_FILE,
         WEIGHTS_FILE,
     ]
-    again = load_lite_scorer("archetype", tmp_path)  # finds <path>/<mode>
+    again = load_lite_model("archetype", tmp_path)  # finds <path>/<mode>
     a = scorer.score_blueprints(tiny[0])
     b = again.score_blueprints(tiny[0])
     assert a == b  # exact equality of every float
@@ -145,18 +143,18 @@ def test_save_and_reload_give_identical_scores(tiny, scorer: LiteScorer, tmp_pat
 
 
 def test_a_scorer_saved_before_the_label_policy_reloads_as_skip(
-    scorer: LiteScorer, tmp_path: Path
+    scorer: LiteModel, tmp_path: Path
 ) -> None:
     scorer.save(tmp_path / "archetype")
-    assert load_lite_scorer("archetype", tmp_path).options.label_policy == "paper"
+    assert load_lite_model("archetype", tmp_path).options.label_policy == "paper"
     path = tmp_path / "archetype" / CONFIG_FILE
     config = json.loads(path.read_text())
     del config["options"]["label_policy"]  # as older saves wrote it: they left nulls out
     path.write_text(json.dumps(config))
-    assert load_lite_scorer("archetype", tmp_path).options.label_policy == "skip"
+    assert load_lite_model("archetype", tmp_path).options.label_policy == "skip"
 
 
-def _other_weights(scorer: LiteScorer) -> LiteScorer:
+def _other_weights(scorer: LiteModel) -> LiteModel:
     """The same scorer with every weight moved: same architecture, different predictions."""
     import copy
 
@@ -170,43 +168,43 @@ def _other_weights(scorer: LiteScorer) -> LiteScorer:
 
 
 def test_a_failed_save_leaves_the_previous_scorer_whole(
-    tiny, scorer: LiteScorer, tmp_path: Path
+    tiny, scorer: LiteModel, tmp_path: Path
 ) -> None:
     vectors = feature_matrix(tiny[0], "archetype")
     folder = scorer.save(tmp_path / "s")
-    before = LiteScorer.load(folder).predict(vectors)[0]
+    before = LiteModel.load(folder).predict(vectors)[0]
     broken = _other_weights(scorer)
     broken.info = {"evaluation": {"test": np.float32(0.5)}}  # a numpy scalar is not JSON
     with pytest.raises(TypeError):
         broken.save(folder)
-    after = LiteScorer.load(folder).predict(vectors)[0]
+    after = LiteModel.load(folder).predict(vectors)[0]
     np.testing.assert_array_equal(after, before)  # the old scorer, not its config + new weights
     assert [p.name for p in tmp_path.iterdir()] == ["s"]  # no staging folder left behind
 
 
-def test_weights_of_another_save_are_refused(scorer: LiteScorer, tmp_path: Path) -> None:
+def test_weights_of_another_save_are_refused(scorer: LiteModel, tmp_path: Path) -> None:
     import shutil
 
     a = scorer.save(tmp_path / "a")
     b = _other_weights(scorer).save(tmp_path / "b")
     shutil.copyfile(b / WEIGHTS_FILE, a / WEIGHTS_FILE)
     with pytest.raises(ScorerError, match=f"{WEIGHTS_FILE} does not belong to its {CONFIG_FILE}"):
-        LiteScorer.load(a)
+        LiteModel.load(a)
 
 
-def test_feature_version_mismatch_is_an_error(scorer: LiteScorer, tmp_path: Path) -> None:
+def test_feature_version_mismatch_is_an_error(scorer: LiteModel, tmp_path: Path) -> None:
     folder = scorer.save(tmp_path / "s")
     config = json.loads((folder / CONFIG_FILE).read_text())
     config["feature_versions"]["dnsmos"] = "0-old"
     (folder / CONFIG_FILE).write_text(json.dumps(config))
     with pytest.raises(ScorerError, match=r"differ: dnsmos.*retrain"):
-        LiteScorer.load(folder)
+        LiteModel.load(folder)
     with pytest.raises(ScorerError, match="no trained realism LiteScorer"):
-        load_lite_scorer("realism", tmp_path / "nowhere")
+        load_lite_model("realism", tmp_path / "nowhere")
     with pytest.raises(ScorerError, match="a archetype scorer, not realism"):
         config["feature_versions"]["dnsmos"] = scorer.config()["feature_versions"]["dnsmos"]
         (folder / CONFIG_FILE).write_text(json.dumps(config))
-        load_lite_scorer("realism", folder)
+        load_lite_model("realism", folder)
 
 
 def test_a_blueprint_without_the_mode_context_is_refused(tiny) -> None:
@@ -233,14 +231,14 @@ def test_realism_scorer_projects_the_context_embeddings_and_reloads_exactly(
     blueprints, level = tiny
     clips = [_as_realism(bp, k) for k, bp in enumerate(blueprints)]
     labels = {"local_story_fit": [[1 + 3 * (k % 2)] * 3 for k in range(len(clips))]}
-    model = train_lite_scorer(clips, labels, "realism", TrainingOptions(epochs=60))
+    model = train_lite_model(clips, labels, "realism", TrainingOptions(epochs=60))
     names = feature_names("realism")
     assert len(feature_vector(clips[0], "realism")) == len(names)
     assert "scene.anchor.excited*prosody.energy_mean_db" in names
     assert not any(n.startswith("transcript.embedding") for n in names)
     scores = [s.scores["local_story_fit"] for s in model.score_blueprints(clips)]
     assert pearsonr(scores, [k % 2 for k in range(len(clips))])[0] > 0.9  # read from the texts
-    again = load_lite_scorer("realism", model.save(tmp_path / "realism"))
+    again = load_lite_model("realism", model.save(tmp_path / "realism"))
     assert again.score_blueprints(clips) == model.score_blueprints(clips)
 
 
@@ -262,7 +260,7 @@ def test_label_policy_decides_what_null_ratings_teach(tiny, policy, share_of_1, 
     blueprints, _ = tiny
     labels = {"human_likeness": [[3, None, 3, None] for _ in blueprints]}
     options = TrainingOptions(epochs=60, label_policy=policy)
-    model = train_lite_scorer(blueprints, labels, "archetype", options)
+    model = train_lite_model(blueprints, labels, "archetype", options)
     dist = np.mean(
         [s.distributions["human_likeness"] for s in model.score_blueprints(blueprints)], 0
     )
@@ -274,7 +272,7 @@ def test_label_policy_decides_what_null_ratings_teach(tiny, policy, share_of_1, 
 def test_demo_train_split_is_learnable(demo_dataset_dir: Path, tmp_path: Path) -> None:
     """The demo labels are simulated from construction parameters: this checks that the
     scorer learns them; it says nothing about alignment with human judgement."""
-    from speech_drame.scorers.lite_training import train_and_evaluate
+    from speech_drame.lite.training import train_and_evaluate
 
     results = train_and_evaluate(demo_dataset_dir, tmp_path, progress=False, echo=False)
     for config, reports in results.items():
@@ -375,8 +373,8 @@ def test_train_lite_streams_in_bounded_batches_and_matches_one_batch(
     ``metrics.json`` last and records the training data in the scorer's info."""
     from speech_drame.cli import main
     from speech_drame.features import blueprint
-    from speech_drame.scorers import lite_training
-    from speech_drame.scorers.lite_training import train_and_evaluate
+    from speech_drame.lite import training as lite_training
+    from speech_drame.lite.training import train_and_evaluate
 
     sources, level = noisy
     dataset = _librivox_dataset(tmp_path, sources, level)
@@ -424,8 +422,8 @@ def test_train_lite_streams_in_bounded_batches_and_matches_one_batch(
     assert metrics["configs"]["archetype"].pop("scorer") == str(streamed / "archetype")
     assert reference["configs"]["archetype"].pop("scorer") == str(whole / "archetype")
     assert metrics == reference
-    again = load_lite_scorer("archetype", streamed)
-    assert again.score_blueprints(tiny[0]) == load_lite_scorer("archetype", whole).score_blueprints(
+    again = load_lite_model("archetype", streamed)
+    assert again.score_blueprints(tiny[0]) == load_lite_model("archetype", whole).score_blueprints(
         tiny[0]
     )
 

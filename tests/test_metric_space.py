@@ -19,7 +19,7 @@ from fake_hub import FakeHub
 from huggingface_hub import HfApi, constants
 
 from speech_drame.cli import main
-from speech_drame.hub_push import metric_space_files
+from speech_drame.hub.push import metric_space_files
 
 REPO = Path(__file__).resolve().parents[1]
 METRIC_DIR = REPO / "evaluate_metric" / "drame_metric"

@@ -613,10 +613,10 @@ def test_cli_builds_queries_and_runs_the_offline_protocol(demo, tmp_path, capsys
 
 def test_offline_comparator_on_a_lite_scorer_through_the_scorer_contract(demo):
     from speech_drame.features.blueprint import extract_blueprints
+    from speech_drame.lite import LiteScorer, TrainingOptions, train_lite_model
     from speech_drame.protocols.paraling.demo import BASELINE, CANDIDATES
     from speech_drame.protocols.paraling.scorer_aspects import ScorerAspects
     from speech_drame.scorers.base import ScorerError
-    from speech_drame.scorers.lite import LiteEvaluator, TrainingOptions, train_lite_scorer
 
     root, path = demo
     queries = load_queries(path)
@@ -638,8 +638,8 @@ def test_offline_comparator_on_a_lite_scorer_through_the_scorer_contract(demo):
         "appropriateness": [fit[s] for s, _ in clips],
         "content_pass": [[True, True, True] for _ in clips],
     }
-    model = train_lite_scorer(batch.blueprints, labels, "archetype", TrainingOptions(epochs=150))
-    scorer = LiteEvaluator(model, cache=root / "cache", workers=1)
+    model = train_lite_model(batch.blueprints, labels, "archetype", TrainingOptions(epochs=150))
+    scorer = LiteScorer(model, cache=root / "cache", workers=1)
     judge = OfflineComparator(scorer, margin=0.25)
     assert not judge.needs_blueprints and judge.name == f"offline:{scorer.id}"
     run = run_paraling(queries, root / "responses", BASELINE, list(CANDIDATES), judge,
@@ -668,10 +668,10 @@ def test_offline_comparator_on_a_lite_scorer_through_the_scorer_contract(demo):
             assert unit.ratings["candidate"]["paralinguistics"] == pytest.approx(
                 3 * (clip.scores["appropriateness"] - 1) / 4
             )
-    without_pass = train_lite_scorer(batch.blueprints[:3], {
+    without_pass = train_lite_model(batch.blueprints[:3], {
         "audio_quality": labels["audio_quality"][:3]}, "archetype", TrainingOptions(epochs=1))  # fmt: skip
     with pytest.raises(ScorerError, match="archetype scorer with Content Pass"):
-        ScorerAspects(LiteEvaluator(without_pass))
+        ScorerAspects(LiteScorer(without_pass))
 
 
 def test_cli_lite_scorer_run_with_human_scores_is_written_when_the_baseline_sweeps(
@@ -681,8 +681,8 @@ def test_cli_lite_scorer_run_with_human_scores_is_written_when_the_baseline_swee
     (candidates at 0 points) gave the baseline NaN, Spearman raised and nothing was written."""
     from speech_drame.cli import main
     from speech_drame.features.blueprint import extract_blueprints
+    from speech_drame.lite import TrainingOptions, train_lite_model
     from speech_drame.protocols.paraling.demo import BASELINE, CANDIDATES
-    from speech_drame.scorers.lite import TrainingOptions, train_lite_scorer
 
     root, path = demo
     queries = load_queries(path)
@@ -696,7 +696,7 @@ def test_cli_lite_scorer_run_with_human_scores_is_written_when_the_baseline_swee
     best = [[5, 5, 5] if s == BASELINE else [1, 1, 1] for s, _ in clips]
     labels = {"audio_quality": best, "human_likeness": best, "appropriateness": best,
               "content_pass": [[s == BASELINE] * 3 for s, _ in clips]}  # fmt: skip
-    scorer = train_lite_scorer(batch.blueprints, labels, "archetype", TrainingOptions(epochs=150))
+    scorer = train_lite_model(batch.blueprints, labels, "archetype", TrainingOptions(epochs=150))
     scorer.save(tmp_path / "lite" / "archetype")
     human = tmp_path / "human.json"
     human.write_text(json.dumps({"plain": 2.0, "expressive": 3.0, "noisy": 1.0}))

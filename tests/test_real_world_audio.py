@@ -18,9 +18,9 @@ from scipy.signal import resample_poly
 
 from speech_drame.cli import main
 from speech_drame.features.blueprint import extract_blueprints
+from speech_drame.lite import TrainingOptions, train_lite_model
 from speech_drame.rolebench.results_log import read_rows
 from speech_drame.schema import ARCHETYPE_DIMENSIONS, CONTENT_PASS
-from speech_drame.scorers.lite import TrainingOptions, train_lite_scorer
 from speech_drame.space_app import score_clip
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -66,7 +66,7 @@ def loud(tmp_path_factory) -> dict:
     labels[CONTENT_PASS] = [[True] * 3, [False] * 3]
     scorers = root / "scorers"
     opts = TrainingOptions(epochs=30)
-    train_lite_scorer(batch.blueprints, labels, "archetype", opts).save(scorers / "archetype")
+    train_lite_model(batch.blueprints, labels, "archetype", opts).save(scorers / "archetype")
     return {"root": root, "files": files, "peaks": peaks, "scorers": scorers,
             "cache": root / "cache"}  # fmt: skip
 

@@ -17,10 +17,10 @@ from conftest import LIBRIVOX, kill_bench_after_first_rows
 
 from speech_drame.cli import main
 from speech_drame.features.blueprint import extract_blueprints
+from speech_drame.lite import TrainingOptions, train_lite_model
 from speech_drame.rolebench import report, run, scenarios
 from speech_drame.rolebench.multiturn import aggregate_turns
 from speech_drame.rolebench.results_log import ResultsLog, read_rows
-from speech_drame.scorers.lite import TrainingOptions, train_lite_scorer
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -79,7 +79,7 @@ def bench(tmp_path_factory) -> dict[str, Path]:
             else {"pitch_variation": quality, "local_story_fit": quality}
         )
         opts = TrainingOptions(epochs=60, seed=0)
-        train_lite_scorer(batch.blueprints, labels, mode, opts).save(scorers / mode)
+        train_lite_model(batch.blueprints, labels, mode, opts).save(scorers / mode)
     return {"root": root, "systems": systems, "archetype": archetype, "multi": multi,
             "cache": cache, "scorers": scorers}  # fmt: skip
 

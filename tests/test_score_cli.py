@@ -14,7 +14,7 @@ from conftest import LIBRIVOX
 
 from speech_drame.cli import main
 from speech_drame.features.blueprint import extract_blueprints
-from speech_drame.scorers.lite import TrainingOptions, train_lite_scorer
+from speech_drame.lite import TrainingOptions, train_lite_model
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -56,7 +56,7 @@ def setup(tmp_path_factory) -> dict[str, Path]:
             if mode == "archetype"
             else {"pitch_variation": quality, "local_story_fit": [[3, 4, None] for _ in noisy]}
         )
-        train_lite_scorer(batch.blueprints, labels, mode, TrainingOptions(epochs=30)).save(
+        train_lite_model(batch.blueprints, labels, mode, TrainingOptions(epochs=30)).save(
             scorers / mode
         )
     return {"clips": clips, "cache": cache, "scorers": scorers}

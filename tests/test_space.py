@@ -14,8 +14,8 @@ import soundfile as sf
 from conftest import LIBRIVOX, TEXT_LINES_JS
 
 from speech_drame.features.blueprint import extract_blueprints
+from speech_drame.lite import TrainingOptions, train_lite_model
 from speech_drame.schema import ARCHETYPE_DIMENSIONS, CONTENT_PASS
-from speech_drame.scorers.lite import TrainingOptions, train_lite_scorer
 from speech_drame.space_app import (
     MAX_QUEUE,
     PAGE_CSS,
@@ -60,7 +60,7 @@ def space(tmp_path_factory) -> dict:
     info = {"dataset": "demo-corpus", "split": "train", "labels_are_synthetic": True,
             "label_note": LABEL_NOTE}  # fmt: skip
     opts = TrainingOptions(epochs=60)
-    train_lite_scorer(batch.blueprints, labels, "archetype", opts, info).save(scorer)
+    train_lite_model(batch.blueprints, labels, "archetype", opts, info).save(scorer)
     app_cache = root / "app-feature-cache"  # where the app would cache features: must stay empty
     before = os.environ.get("SPEECH_DRAME_CACHE")
     os.environ["SPEECH_DRAME_CACHE"] = str(app_cache)

@@ -40,7 +40,7 @@ sys.path.insert(0, site)
 import speech_drame
 from speech_drame.data.card import synthetic_label_note
 from speech_drame.metric_module import metric_script
-from speech_drame.model_card import read_data_card, render_model_card
+from speech_drame.hub.cards import read_data_card, render_model_card
 
 dataset = Path(work) / "dataset"
 speech_drame.build_dataset(samples, dataset, license_id="apache-2.0", source_note=sys.argv[4],

@@ -258,7 +258,7 @@ def add_folder_push_command(subparsers, name: str, doc: str, folder: str, repo: 
 def push_token(args: argparse.Namespace) -> str | None:
     """Check the options of :func:`add_push_options` before the long work; the token of a real
     push (else ``None``)."""
-    from ..hub_push import cli_push_token
+    from ..hub.access import cli_push_token
 
     if args.push_to_hub is None:
         if args.dry_run or args.private:

@@ -16,12 +16,8 @@ COMMIT_MESSAGE = "Upload drame_metric Space (speech-drame push-metric)"
 
 
 def run(args: argparse.Namespace) -> int:
-    from speech_drame.hub_push import (
-        cli_push_token,
-        metric_space_files,
-        metric_space_stage,
-        push_folder,
-    )
+    from speech_drame.hub.access import cli_push_token
+    from speech_drame.hub.push import metric_space_files, metric_space_stage, push_folder
 
     metric_space_files(args.folder)  # a missing folder is refused before any request
     token = cli_push_token(args.repo_id, "push-metric", args.dry_run)

@@ -30,7 +30,8 @@ def run_bundle(args: argparse.Namespace) -> int:
 
 
 def run_push(args: argparse.Namespace) -> int:
-    from speech_drame.hub_push import cli_push_token, push_folder
+    from speech_drame.hub.access import cli_push_token
+    from speech_drame.hub.push import push_folder
     from speech_drame.space_bundle import SCORER_FOLDER, bundle_files
 
     files = bundle_files(args.folder)  # not a bundle: refused before any request

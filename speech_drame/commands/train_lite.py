@@ -15,8 +15,8 @@ from .options import (
 
 def run(args: argparse.Namespace) -> int:
     from speech_drame.data.card import labels_are_synthetic
-    from speech_drame.scorers.lite import TrainingOptions, default_scorer_dir
-    from speech_drame.scorers.lite_training import train_and_evaluate
+    from speech_drame.lite.model import TrainingOptions, default_scorer_dir
+    from speech_drame.lite.training import train_and_evaluate
 
     token = push_token(args)
     options = TrainingOptions(epochs=args.epochs, seed=args.seed, label_policy=args.label_policy)
@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
     )
     if args.push_to_hub is not None:
-        from speech_drame.hub_push import push_lite_scorer
+        from speech_drame.lite.publish import push_lite_scorer
 
         push_lite_scorer(
             out, args.push_to_hub, dry_run=args.dry_run, private=args.private or None, token=token

@@ -1,21 +1,21 @@
 """Build sources: a local release folder, or a release published as a Hub dataset.
 
 A source names the Hub when it is ``hf://datasets/ORG/NAME``, or when it is ``ORG/NAME`` and
-no such local path exists. A Hub release is fetched with ``huggingface_hub.snapshot_download``
-into the Hub cache (resumed and reused across builds; offline with ``HF_HUB_OFFLINE=1`` when
+no such local path exists. A Hub release is fetched by :mod:`speech_drame.hub.fetch`
+(``huggingface_hub.snapshot_download``) into the Hub cache (resumed and reused across builds; offline with ``HF_HUB_OFFLINE=1`` when
 already cached) and built from the cached snapshot, whose files link to the cache's blobs.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..hub.fetch import DEFAULT_REVISION, fetch_dataset
+from ..hub.refs import is_repo_id, parse_url
+
 HF_PREFIX = "hf://datasets/"
-DEFAULT_REVISION = "main"
-REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")
 FORMS = "a release folder, ORG/NAME or hf://datasets/ORG/NAME"
 
 
@@ -37,11 +37,11 @@ def hub_repo_id(source: str | os.PathLike) -> str | None:
     """The Hub dataset id that ``source`` names, or ``None`` for a local path."""
     text = os.fspath(source)
     if text.startswith(HF_PREFIX):
-        repo_id = text.removeprefix(HF_PREFIX).strip("/")
-        if not REPO_ID.fullmatch(repo_id):
+        ref = parse_url(text)
+        if ref is None or ref.revision is not None:
             raise ValueError(f"source {text!r}: expected hf://datasets/ORG/NAME")
-        return repo_id
-    if Path(text).exists() or not REPO_ID.fullmatch(text):
+        return ref.repo_id
+    if Path(text).exists() or not is_repo_id(text):
         return None
     return text
 
@@ -72,31 +72,9 @@ def download_release(
     repo_id: str, revision: str | None = None, cache_dir: str | os.PathLike | None = None
 ) -> ReleaseSource:
     """Download (or find in the Hub cache) the dataset repository ``repo_id`` at ``revision``
-    (default: the main branch) and return its snapshot folder with the commit it resolved to."""
-    from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import (
-        LocalEntryNotFoundError,
-        RepositoryNotFoundError,
-        RevisionNotFoundError,
-    )
-
-    requested = revision or DEFAULT_REVISION
-    what = f"Hub dataset {repo_id} (revision {requested})"
-    try:
-        folder = snapshot_download(
-            repo_id, repo_type="dataset", revision=requested, cache_dir=cache_dir
-        )
-    except RevisionNotFoundError:
-        raise FileNotFoundError(f"{what}: no such revision on the Hub") from None
-    except RepositoryNotFoundError:
-        raise FileNotFoundError(
-            f"{what}: not found on the Hub (or private/gated: log in with `hf auth login`)"
-        ) from None
-    except LocalEntryNotFoundError as exc:  # offline or unreachable, and not (fully) cached
-        raise FileNotFoundError(
-            f"{what}: not in the Hub cache and the Hub cannot be reached ({exc}); "
-            f"no local folder {repo_id} either (expected {FORMS})"
-        ) from None
-    snapshot = Path(folder).resolve()
-    hub = {"repo_id": repo_id, "revision": requested, "commit": snapshot.name}
+    (default: the main branch) and return its snapshot folder with the commit it resolved to
+    (:func:`speech_drame.hub.fetch.fetch_dataset`)."""
+    hint = f"; no local folder {repo_id} either (expected {FORMS})"
+    snapshot = fetch_dataset(repo_id, revision, cache_dir, not_cached_hint=hint)
+    hub = {"repo_id": repo_id, "revision": revision or DEFAULT_REVISION, "commit": snapshot.name}
     return ReleaseSource(snapshot, snapshot.parents[1], hub)

@@ -29,7 +29,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -49,6 +48,8 @@ from ..audio_llm.qwen2_audio import (
     pad,
     stack_audio,
 )
+from ..hub.fetch import fetch_file
+from ..hub.refs import is_repo_id
 from ..labels import check_label_policy
 from ..prompts import rubric, scored_dimensions
 from ..schema import CONTENT_PASS, Config, check_config, context_columns
@@ -56,7 +57,6 @@ from .base import ClipInput, ClipScores
 
 EVALUATOR_CONFIG = "drame_eval_config.json"
 EVALUATOR_DIR = "evaluator"  # train.py exports the evaluator of a run to <output_dir>/evaluator
-HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")  # ORG/NAME, the only Hub shape
 
 
 def locate_evaluator(spec: str | os.PathLike) -> Path | str:
@@ -74,7 +74,7 @@ def locate_evaluator(spec: str | os.PathLike) -> Path | str:
         if not (folder / EVALUATOR_CONFIG).is_file() and (export / EVALUATOR_CONFIG).is_file():
             return export
         return folder
-    if not HUB_ID.fullmatch(text):
+    if not is_repo_id(text):
         raise FileNotFoundError(f"{text}: no such folder")
     return text
 
@@ -125,15 +125,12 @@ class EvaluatorInfo:
             if not path.is_file():
                 raise FileNotFoundError(f"{source}: no {EVALUATOR_CONFIG}; not a DRAME-Eval folder")
         else:
-            from huggingface_hub import hf_hub_download
-
             try:
-                path = Path(hf_hub_download(source, EVALUATOR_CONFIG))
-            except (OSError, ValueError) as exc:
-                reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                path = fetch_file(source, EVALUATOR_CONFIG)
+            except FileNotFoundError as exc:
                 raise FileNotFoundError(
                     f"{source}: no such folder, and no {EVALUATOR_CONFIG} from the Hub repo "
-                    f"{source} ({reason})"
+                    f"{source} ({exc})"
                 ) from None
         data = json.loads(path.read_text(encoding="utf-8"))
         info = cls(**data)

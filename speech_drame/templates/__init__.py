@@ -4,9 +4,9 @@
 - ``datasetcard.md``: the ``README.md`` of a Hub-ready dataset folder
   (:func:`speech_drame.data.card.render_card`);
 - ``modelcard.md``: the ``README.md`` of an exported DRAME-Eval evaluator
-  (:func:`speech_drame.model_card.render_model_card`);
+  (:func:`speech_drame.hub.cards.render_model_card`);
 - ``lite_modelcard.md``: the ``README.md`` of a pushed LiteScorer
-  (:func:`speech_drame.model_card.render_lite_model_card`);
+  (:func:`speech_drame.hub.cards.render_lite_model_card`);
 - ``space_readme.md``: the ``README.md`` of a Space bundle
   (:func:`speech_drame.space_bundle.bundle_space`).
 

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..atomic_io import replace_dir, staging_dir, strict_json, write_json, write_text
 from ..audio_llm.qwen2_audio import LORA_SCOPES, LOSS_SPANS, PROMPT_ORDERS, PROMPT_VARIATION
+from ..hub.cards import read_data_card, render_model_card
 from ..labels import LABEL_POLICIES
-from ..model_card import read_data_card, render_model_card
 from ..scorers.drame_eval import EVALUATOR_DIR
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""The Hub push of an exported evaluator (:mod:`speech_drame.hub_push` with ``train.py``'s
+"""The Hub push of an exported evaluator (:mod:`speech_drame.hub` with ``train.py``'s
 options): access checked before training, then the listing of exactly what is uploaded, then
 one commit of those files."""
 
@@ -8,8 +8,9 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..hub_push import PushFlags, push_folder
-from ..hub_push import check_push_access as _check_push_access
+from ..hub.access import PushFlags
+from ..hub.access import check_push_access as _check_push_access
+from ..hub.push import push_folder
 from .export import PREDICTIONS_DIR
 
 COMMIT_MESSAGE = "Upload DRAME-Eval evaluator (speech-drame train.py)"
@@ -19,7 +20,7 @@ FLAGS = PushFlags(
 
 
 def check_push_access(repo_id: str, token: str | None = None) -> str:
-    """The token to push ``repo_id`` with (see :func:`speech_drame.hub_push.check_push_access`).
+    """The token to push ``repo_id`` with (see :func:`speech_drame.hub.access.check_push_access`).
 
     Raises:
         SetupError: the push cannot happen (the message names ``train.py``'s options).

@@ -33,11 +33,12 @@ from typing import TYPE_CHECKING, Any
 from ..atomic_io import strict_json
 from ..audio_llm.tiny import TINY_MODEL
 from ..data.reader import ATTACH_HINT
+from ..hub.refs import is_repo_id
 from ..labels import describe_label_policy
 from ..prompts import instruction_pool, scored_dimensions
 from ..schema import CONTENT_PASS, SPLITS, Config, check_config
 from ..scorers.base import ClipScores
-from ..scorers.drame_eval import HUB_ID, DrameEvalScorer, EvaluatorInfo
+from ..scorers.drame_eval import DrameEvalScorer, EvaluatorInfo
 from . import SetupError
 from .export import evaluator_dir
 
@@ -225,7 +226,7 @@ def preflight(args: DrameEvalTrainingArguments) -> tuple[str | None, str | None]
     from .hub import check_push_access
 
     wants_push = args.push_to_hub or args.push_dry_run
-    if wants_push and not (args.hub_model_id and HUB_ID.fullmatch(args.hub_model_id)):
+    if wants_push and not (args.hub_model_id and is_repo_id(args.hub_model_id)):
         raise SetupError(
             f"--push_to_hub / --push_dry_run need --hub_model_id ORG/NAME (got {args.hub_model_id!r})"
         )

@@ -1,111 +1,22 @@
 """Pushing a folder to a Hub repo, shared by DRAME-Eval's ``train.py --push_to_hub``,
-``speech-drame train-lite --push-to-hub``, ``build --push-to-hub``/``push-dataset`` and
-``push-metric``: access checked before the long work, then the listing of exactly what is
-uploaded (all a dry run does), then one commit of those files.
+``speech-drame train-lite --push-to-hub``/``push-lite``, ``build --push-to-hub``/``push-dataset``,
+``push-metric`` and ``space push``: access checked before the long work
+(:mod:`speech_drame.hub.access`), then the listing of exactly what is uploaded (all a dry run
+does), then one commit of those files.
 
-:func:`push_folder` is the one upload path; :func:`push_lite_scorer` feeds it a ``train-lite``
-output folder with its model card (:func:`speech_drame.model_card.render_lite_model_card`),
-:func:`push_dataset` a built dataset folder (to a dataset repo),
-:func:`speech_drame.training.hub.push_evaluator` an exported DRAME-Eval evaluator.
+:func:`push_folder` is the one upload path; :func:`push_dataset` feeds it a built dataset folder
+(to a dataset repo), :func:`metric_space_stage` the metric Space;
+:func:`speech_drame.lite.publish.push_lite_scorer` a ``train-lite`` output folder with its model
+card and :func:`speech_drame.training.hub.push_evaluator` an exported DRAME-Eval evaluator.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-from .training import SetupError
-
-
-class HubAccessError(SetupError, ValueError):
-    """The push cannot happen as configured (``train.py`` and the CLI both report it)."""
-
-
-@dataclass(frozen=True)
-class PushFlags:
-    """The command-line options a push error message points to."""
-
-    push: str
-    dry_run: str
-    token_hint: str  # how to give a token, e.g. "set HF_TOKEN or run `hf auth login`"
-
-
-CLI_TOKEN_HINT = "set HF_TOKEN or run `hf auth login`"
-
-
-def cli_push_token(repo_id: str, push: str, dry_run: bool) -> str | None:
-    """For a CLI push named ``push`` (an option or a command): refuse a ``repo_id`` that is not
-    ``ORG/NAME``; the checked token of a real push (:func:`check_push_access`), ``None`` for a
-    dry run, which needs none."""
-    from .scorers.drame_eval import HUB_ID
-
-    if not HUB_ID.fullmatch(repo_id):
-        raise ValueError(f"{push} needs a Hub id ORG/NAME, not {repo_id!r}")
-    if dry_run:
-        return None
-    return check_push_access(repo_id, PushFlags(push, "--dry-run", CLI_TOKEN_HINT))
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
-def check_push_access(repo_id: str, flags: PushFlags, token: str | None = None) -> str:
-    """The token to push ``repo_id`` with, checked against the Hub (``whoami``) before training.
-
-    ``token`` defaults to the one ``huggingface_hub`` finds (``HF_TOKEN``, ``hf auth login``).
-
-    Raises:
-        HubAccessError: offline mode, no token, a token the Hub rejects or that is read-only,
-            a namespace that is neither the token's user nor one of its organisations, or an
-            endpoint that cannot be reached.
-    """
-    import httpx2  # huggingface_hub 2's HTTP client: its transport errors
-    from huggingface_hub import HfApi, constants, get_token
-    from huggingface_hub.errors import HfHubHTTPError
-
-    endpoint = constants.ENDPOINT
-    if constants.HF_HUB_OFFLINE:
-        raise HubAccessError(
-            f"{flags.push} needs the network, but HF_HUB_OFFLINE is set: unset it, or use "
-            f"{flags.dry_run} to list the files"
-        )
-    token = token or get_token()
-    if not token:
-        raise HubAccessError(
-            f"{flags.push} needs a Hugging Face token with write access: {flags.token_hint} "
-            f"(or use {flags.dry_run})"
-        )
-    try:
-        me = HfApi(endpoint=endpoint, token=token).whoami()
-    except HfHubHTTPError as exc:
-        status = getattr(exc.response, "status_code", None)
-        if status == 401:
-            raise HubAccessError(
-                f"the Hugging Face token was rejected by {endpoint} (401): {flags.token_hint}"
-            ) from None
-        raise HubAccessError(f"cannot check the token at {endpoint}: {_first_line(exc)}") from None
-    except httpx2.TransportError as exc:
-        raise HubAccessError(
-            f"cannot reach {endpoint} ({type(exc).__name__}: {_first_line(exc)}): check the "
-            f"network or HF_ENDPOINT, or use {flags.dry_run}"
-        ) from None
-    user = me.get("name", "?")
-    if me.get("auth", {}).get("accessToken", {}).get("role") == "read":
-        raise HubAccessError(
-            f"the Hugging Face token of {user} is read-only: {flags.push} needs write access"
-        )
-    namespace = repo_id.split("/")[0]
-    owners = {user} | {org.get("name") for org in me.get("orgs", [])}
-    if namespace not in owners:
-        raise HubAccessError(
-            f"{user} cannot push to {repo_id}: {namespace} is neither that user nor one of its "
-            f"organisations ({', '.join(sorted(o for o in owners if o))})"
-        )
-    return token
+from .refs import HubRef
 
 
 def describe_push(
@@ -117,8 +28,7 @@ def describe_push(
     root = Path(folder)
     sizes = [(f.as_posix(), (root / f).stat().st_size) for f in files]
     total = sum(s for _, s in sizes)
-    prefix = {"space": "spaces/", "dataset": "datasets/"}.get(repo_type, "")
-    url = f"{constants.ENDPOINT}/{prefix}{repo_id}"
+    url = f"{constants.ENDPOINT}/{HubRef(repo_id, repo_type=repo_type).url_path}"
     lines = [f"target: {url} ({repo_type} repo)"]
     lines.append(f"files: {len(sizes)}, {total} bytes")
     lines += [f"{size:>14d}  {name}" for name, size in sizes]
@@ -175,43 +85,6 @@ def push_folder(
     return str(commit.commit_url)
 
 
-LITE_COMMIT_MESSAGE = "Upload LiteScorer (speech-drame train-lite)"
-
-
-def push_lite_scorer(
-    out_dir: str | os.PathLike,
-    repo_id: str,
-    *,
-    dry_run: bool,
-    private: bool | None = None,
-    token: str | None = None,
-) -> str | None:
-    """Push a ``train-lite`` output folder to ``repo_id`` in one commit, as
-    :func:`~speech_drame.scorers.lite_publish.stage_lite_scorer` publishes it (model card, local
-    paths reduced to names); scorer folders an earlier push left and this one lacks are
-    deleted. The card is also written to ``out_dir/README.md``, dry run or not. Returns the
-    commit URL (``None`` for a dry run)."""
-    import tempfile
-
-    from .atomic_io import write_bytes
-    from .schema import CONFIGS
-    from .scorers.lite_publish import CARD, stage_lite_scorer
-
-    with tempfile.TemporaryDirectory(prefix="lite-push-") as stage:
-        files = stage_lite_scorer(out_dir, stage, repo_id)
-        write_bytes(Path(out_dir, CARD), Path(stage, CARD).read_bytes())
-        return push_folder(
-            stage,
-            files,
-            repo_id,
-            dry_run=dry_run,
-            commit_message=LITE_COMMIT_MESSAGE,
-            replace_under=CONFIGS,
-            private=private,
-            token=token,
-        )
-
-
 DATASET_COMMIT_MESSAGE = "Upload Speech-DRAME dataset (speech-drame build)"
 DATASET_CARD = "README.md"
 
@@ -226,7 +99,7 @@ def dataset_push_files(folder: str | os.PathLike) -> list[Path]:
     """
     from huggingface_hub.repocard import metadata_load
 
-    from .data.build import REPORT_FILE
+    from ..data.build import REPORT_FILE
 
     root = Path(folder)
     card = root / DATASET_CARD
@@ -263,7 +136,7 @@ def push_dataset(
     ``repo_id`` in one commit, after which ``load_dataset(repo_id, "realism")`` loads it; shards
     of an earlier push that this build lacks are deleted. Returns the commit URL (``None`` for
     a dry run)."""
-    from .schema import CONFIGS
+    from ..schema import CONFIGS
 
     return push_folder(
         folder,
@@ -313,7 +186,7 @@ def metric_space_stage(folder: str | os.PathLike, target: str | os.PathLike) -> 
     """
     import shutil
 
-    from .source_wheel import build_wheel
+    from ..source_wheel import build_wheel
 
     root, target = Path(folder), Path(target)
     for name in metric_space_files(root):

@@ -51,14 +51,11 @@ from speech_drame.schema import (
     dimensions,
 )
 from speech_drame.scorers.evaluation import SplitReport, evaluate_scorer
-from speech_drame.scorers.lite import (
-    LiteEvaluator,
-    LiteScorer,
-    TrainingOptions,
-    check_blueprint,
-    default_scorer_dir,
-    train_lite_scorer,
-)
+
+from .features import check_blueprint
+from .fit import train_lite_model
+from .model import LiteModel, TrainingOptions, default_scorer_dir
+from .scorer import LiteScorer
 
 METRICS_FILE = "metrics.json"  # written into the output folder after every scorer is saved
 METRICS_FORMAT = 1
@@ -139,7 +136,7 @@ def _train_one(
     config: Config,
     options: TrainingOptions,
     train: ExtractedSplit,
-) -> tuple[LiteScorer, TrainingReport]:
+) -> tuple[LiteModel, TrainingReport]:
     if len(train.blueprints) < 10:
         raise ValueError(
             f"{dataset_dir} {config}/train: only {len(train.blueprints)} clip(s) usable; "
@@ -158,7 +155,7 @@ def _train_one(
         "n_failed": len(train.failures),
         "n_no_audio": len(train.no_audio),
     }
-    scorer = train_lite_scorer(train.blueprints, train.labels, config, options, info)
+    scorer = train_lite_model(train.blueprints, train.labels, config, options, info)
     return scorer, report
 
 
@@ -349,7 +346,7 @@ def train_and_evaluate(
         train = extract_split(dataset_dir, config, "train", cache, progress, batch_size)
         scorer, training = _train_one(dataset_dir, config, options, train)
         del train  # the train blueprints are not needed for evaluation
-        evaluator = LiteEvaluator(scorer, cache=cache, batch_size=batch_size)
+        evaluator = LiteScorer(scorer, cache=cache, batch_size=batch_size)
         reports = [
             evaluate_scorer(evaluator, dataset_dir, split, progress, options.label_policy)
             for split in SPLITS[config]

@@ -20,21 +20,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import templates
-from .audio import SCORED_SECONDS
-from .audio_llm.qwen2_audio import (
+from .. import templates
+from ..audio import SCORED_SECONDS
+from ..audio_llm.qwen2_audio import (
     DEFAULT_PROMPT_ORDER,
     LOSS_SPANS,
     PROMPT_ORDERS,
     prefix_text,
     suffix_text,
 )
-from .audio_llm.tiny import TINY_MODEL
-from .labels import DEFAULT_LABEL_POLICY, LABEL_POLICIES
-from .languages import LANGUAGES
-from .prompts import rubric
-from .schema import CONTENT_PASS
-from .schema import dimensions as rated_dimensions
+from ..audio_llm.tiny import TINY_MODEL
+from ..labels import DEFAULT_LABEL_POLICY, LABEL_POLICIES
+from ..languages import LANGUAGES
+from ..prompts import rubric
+from ..schema import CONTENT_PASS
+from ..schema import dimensions as rated_dimensions
 
 PIPELINE_TAG = "audio-text-to-text"
 TASK_TYPE = "audio-classification"

@@ -1,6 +1,7 @@
 """A trained LiteScorer made ready to leave the machine (``train-lite --push-to-hub``,
-``speech-drame space bundle``): its files copied with local paths reduced to names, plus its
-model card (:func:`speech_drame.model_card.render_lite_model_card`).
+``push-lite``, ``speech-drame space bundle``): its files copied with local paths reduced to
+names, plus its model card (:func:`speech_drame.hub.cards.render_lite_model_card`), and pushed
+(:func:`push_lite_scorer`, through :func:`speech_drame.hub.push.push_folder`).
 
 ``train-lite`` records the ``--dataset`` folder and the scorer folders as paths of the training
 machine; the published copy names the dataset by its folder name (a Hub id stays) and each
@@ -15,11 +16,14 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ..atomic_io import write_json, write_text
-from .lite import CONFIG_FILE, WEIGHTS_FILE
-from .lite_training import METRICS_FILE
+from ..atomic_io import write_bytes, write_json, write_text
+from ..hub.push import push_folder
+from ..schema import CONFIGS
+from .model import CONFIG_FILE, WEIGHTS_FILE
+from .training import METRICS_FILE
 
 CARD = "README.md"
+LITE_COMMIT_MESSAGE = "Upload LiteScorer (speech-drame train-lite)"
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -55,7 +59,7 @@ def stage_lite_scorer(
         FileNotFoundError: no ``metrics.json`` (training did not finish) or a scorer file named
             in it is missing.
     """
-    from ..model_card import dataset_name, lite_data_card, render_lite_model_card
+    from ..hub.cards import dataset_name, lite_data_card, render_lite_model_card
 
     out, target = Path(out_dir), Path(target)
     if not (out / METRICS_FILE).is_file():
@@ -88,3 +92,32 @@ def stage_lite_scorer(
     )
     write_text(target / CARD, card)
     return files
+
+
+def push_lite_scorer(
+    out_dir: str | os.PathLike,
+    repo_id: str,
+    *,
+    dry_run: bool,
+    private: bool | None = None,
+    token: str | None = None,
+) -> str | None:
+    """Push a ``train-lite`` output folder to ``repo_id`` in one commit, as
+    :func:`stage_lite_scorer` publishes it (model card, local paths reduced to names); scorer
+    folders an earlier push left and this one lacks are deleted. The card is also written to
+    ``out_dir/README.md``, dry run or not. Returns the commit URL (``None`` for a dry run)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="lite-push-") as stage:
+        files = stage_lite_scorer(out_dir, stage, repo_id)
+        write_bytes(Path(out_dir, CARD), Path(stage, CARD).read_bytes())
+        return push_folder(
+            stage,
+            files,
+            repo_id,
+            dry_run=dry_run,
+            commit_message=LITE_COMMIT_MESSAGE,
+            replace_under=CONFIGS,
+            private=private,
+            token=token,
+        )
