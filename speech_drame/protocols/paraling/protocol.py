@@ -23,7 +23,7 @@ from typing import Any
 from speech_drame.atomic_io import write_json
 from speech_drame.audio import AudioError
 from speech_drame.features.blueprint import DEFAULT_CACHE, Blueprint, CacheArg, extract_blueprints
-from speech_drame.metrics import check_human_scores, human_ranking_agreement
+from speech_drame.stats import check_human_scores, human_ranking_agreement
 from speech_drame.paths import id_path, safe_name
 
 from ..chat_answers import VerdictError
