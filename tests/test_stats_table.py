@@ -77,7 +77,7 @@ def test_from_flat_reads_a_table_back_from_json() -> None:
     preds, refs = _inputs(1)
     flat = alignment_table(preds, refs, DIMS, bootstrap=20, seed=0)
     loaded = json.loads(json.dumps(strict_json(flat)))
-    assert AlignmentTable.from_flat(loaded).to_flat() == loaded
+    assert strict_json(AlignmentTable.from_flat(loaded).to_flat()) == loaded
     assert AlignmentTable.from_flat(flat) == alignment(preds, refs, DIMS, bootstrap=20, seed=0)
 
 
@@ -90,3 +90,18 @@ def test_undefined_statistics_and_missing_rows() -> None:
     only_cp = alignment([[0.9], [0.1]], [[[1, 1]], [[0, 0]]], ["content_pass"])
     assert only_cp.rows == () and only_cp.avg_pearson is None and math.isnan(only_cp.mean())
     assert "avg_pearson" not in only_cp.to_flat()
+
+
+def test_from_flat_reads_part_of_a_table_and_nulls_as_nan() -> None:
+    part = {"audio_quality_pearson": 0.5, "human_likeness_pearson": None, "avg_pearson": None,
+            "content_pass_accuracy": 0.75, "clips_scored": 4}  # fmt: skip
+    table = AlignmentTable.from_flat(part)
+    assert table.dimensions == ("audio_quality", "human_likeness")
+    assert math.isnan(table.row("human_likeness").pearson) and math.isnan(table.avg_pearson)
+    assert table.row("audio_quality").count is None and table.label_policy is None
+    assert table.value("content_pass", "accuracy") == 0.75 and table.content_pass.count is None
+    assert table.value("semantic_match", "pearson") is None
+    assert table.value("avg", "pearson") is table.avg_pearson
+    assert list(table.headline()) == [k for k in part if k != "clips_scored"]
+    empty = AlignmentTable.from_flat({"clips_scored": 0})
+    assert empty.rows == () and empty.content_pass is None and empty.headline() == {}

@@ -53,9 +53,17 @@ from speech_drame.stats.ratings import (
     majority_vote,
     reference_scores,
 )
-from speech_drame.stats.table import AlignmentTable, ContentPassRow, DimensionRow
+from speech_drame.stats.table import (
+    AVERAGE,
+    AlignmentTable,
+    ContentPassRow,
+    DimensionRow,
+    headline_statistic,
+    stat_key,
+)
 
 __all__ = [
+    "AVERAGE",
     "KNOWN_DIMENSIONS",
     "MIN_GROUP_CLIPS",
     "PASS_THRESHOLD",
@@ -75,6 +83,7 @@ __all__ = [
     "check_human_scores",
     "cohen_kappa",
     "grouped_alignment",
+    "headline_statistic",
     "human_ceiling",
     "human_ranking_agreement",
     "kendall_tau",
@@ -87,5 +96,6 @@ __all__ = [
     "resample_counts",
     "roc_auc",
     "spearman",
+    "stat_key",
     "system_ranking_agreement",
 ]
