@@ -9,12 +9,12 @@ import pytest
 from conftest import archetype_record, tone, write_release
 from scipy.stats import pearsonr
 
+from speech_drame.commands.lite_report import format_table
 from speech_drame.data.build import build_dataset
 from speech_drame.metrics import alignment_table
 from speech_drame.schema import ARCHETYPE_DIMENSIONS, CONTENT_PASS
 from speech_drame.scorers.base import ClipInput, ClipScores
 from speech_drame.scorers.evaluation import evaluate_scorer
-from speech_drame.commands.lite_report import format_table
 
 ZH_QUESTION = "你是一名消防员。走廊里全是烟，你发现一个被困的孩子。你说："
 N_PER_LANGUAGE = 5

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..atomic_io import write_bytes
 from ..labels import apply_label_policy, describe_label_policy
+from ..schema import CONTENT_PASS, NOT_APPLICABLE, RUBRIC_NAMES, SCORE_RANGE, Config, dimensions
 from ..stats import (
     AnnotatorRatings,
     agreement,
@@ -29,7 +30,6 @@ from ..stats import (
     percentile_interval,
     resample_counts,
 )
-from ..schema import CONTENT_PASS, NOT_APPLICABLE, RUBRIC_NAMES, SCORE_RANGE, Config, dimensions
 from .export import annotation_lists, release_ratings, score_value
 from .records import TASK_KINDS, CampaignClip, StoredRating
 

@@ -175,8 +175,8 @@ def system_table(
     identified as another language than their scenario hints at (``scenario``, ``hint``,
     ``language``).
     """
-    from speech_drame.stats import PASS_THRESHOLD
     from speech_drame.rolebench.multiturn import aggregate_turns
+    from speech_drame.stats import PASS_THRESHOLD
 
     check_min_label_mass(min_label_mass)
     status = _status(rows, scenarios, plan, scorer_id)
