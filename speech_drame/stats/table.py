@@ -3,7 +3,8 @@
 :func:`~speech_drame.stats.alignment` returns an :class:`AlignmentTable`;
 :meth:`AlignmentTable.to_flat` is the flat dict ``alignment_table`` and ``drame_metric`` report
 (``{dim}_{statistic}`` keys, in a fixed order), and :meth:`AlignmentTable.from_flat` reads one
-back (e.g. from a ``metrics.json``). Those two methods are the only code that knows the keys.
+back (e.g. from a ``metrics.json``). Flat keys (and the keys of ``notes``) are named by
+:func:`stat_key`; callers read rows and fields, never keys.
 """
 
 from __future__ import annotations
