@@ -175,7 +175,7 @@ def train_lite_streamed(dataset: Path, out: Path, cache: Path, epochs: int, batc
 
     reports = train_and_evaluate(
         dataset, out, ["archetype"], TrainingOptions(epochs=epochs), cache,
-        progress=False, echo=False, batch_size=batch,
+        progress=False, batch_size=batch,
     )  # fmt: skip
     return reports["archetype"][0].n_scored
 

@@ -1,6 +1,6 @@
 """How well a scorer's 5-way distribution matches the raters' own distribution.
 
-Agreement (:func:`speech_drame.metrics.alignment_table`) compares one number per clip with the
+Agreement (:func:`speech_drame.stats.alignment_table`) compares one number per clip with the
 mean rating. A scorer that returns a distribution over the scores 1..5 (the LiteScorer, trained
 by label distribution learning over the annotators; DRAME-Eval's next-token probabilities; a
 chat judge's share of runs) can also be asked whether that distribution is the raters' one.

@@ -6,7 +6,7 @@ A predictions file is JSONL, one clip per line, in the layout of
 scored. ``train.py`` exports it (``<output_dir>/evaluator/predictions/<split>.jsonl``) and
 ``speech-drame import-predictions`` writes it from the official pipelines' outputs.
 
-Each file becomes one row, scored by :func:`speech_drame.metrics.alignment_table` against
+Each file becomes one row, scored by :func:`speech_drame.stats.alignment_table` against
 :class:`References` (a built dataset split's ``annotations``, or the ``ground_truth_ratings`` an
 official fine-tuning result folder carries) under a label policy (:mod:`speech_drame.labels`): archetype
 (Table 2) Content Pass accuracy, the Pearson of Audio Quality, Human Likeness and
@@ -31,7 +31,7 @@ from typing import Any
 from .jsonl import read_objects
 from .labels import DEFAULT_LABEL_POLICY, check_label_policy, describe_label_policy
 from .official_formats import clip_key, parse_score, scored_dimensions
-from .schema import CONTENT_PASS, SCORE_MIN, Config, check_config
+from .schema import CONTENT_PASS, Config, check_config
 
 __all__ = [
     "COLUMNS",
@@ -150,7 +150,7 @@ def load_references(dataset: str | os.PathLike, config: Config, split: str) -> R
 def paper_rows(config: str, split: str) -> dict[str, Any] | None:
     """The paper's own rows for ``config``/``split`` (archetype/test: Table 2; realism/test:
     Table 3; realism/test_real: Table 4) as ``{"table", "about", "rows": [{"name", "table"}]}``
-    (each ``table`` keyed like :func:`speech_drame.metrics.alignment_table`), or ``None`` for a
+    (each ``table`` keyed like :func:`speech_drame.stats.alignment_table`), or ``None`` for a
     split the paper reports no evaluator table for."""
     import json
     from importlib import resources
@@ -180,7 +180,8 @@ def table_row(
 ) -> dict[str, Any]:
     """One row: the alignment table of ``preds`` on the reference clips they cover, and what
     could not be matched."""
-    from .metrics import alignment_table
+    from .scorers.join import join
+    from .stats import alignment_table, headline_statistic, stat_key
 
     ids, annotations = refs.ids, refs.annotations
     dims = scored_dimensions(config)
@@ -202,32 +203,26 @@ def table_row(
             f"{preds.path}: no scores of the {config} dimensions ({', '.join(dims)}); "
             f"found {', '.join(found) or 'none'}"
         )
-    values, references = [], []
-    missing = dict.fromkeys(dims, 0)
-    for key in matched:
-        row, ann = [], []
-        for dim in dims:
-            if dim in preds.scores[key]:
-                row.append(preds.scores[key][dim])
-                ann.append(list(annotations[index[key]][dim]))
-            else:  # left out of this dimension only: no reference ratings
-                row.append(float(SCORE_MIN if dim != CONTENT_PASS else 1))
-                ann.append([])
-                missing[dim] += 1
-        values.append(row)
-        references.append(ann)
+    joined = join(
+        ((k, preds.scores[k]) for k in matched), {k: annotations[index[k]] for k in matched}, dims
+    )
     table = alignment_table(
-        values, references, dims, label_policy=label_policy, bootstrap=bootstrap, seed=seed
+        joined.predictions,
+        joined.references,
+        dims,
+        label_policy=label_policy,
+        bootstrap=bootstrap,
+        seed=seed,
     )
     for dim in dims:
-        if missing[dim] == len(matched):
-            stat = ACCURACY if dim == CONTENT_PASS else f"{dim}_pearson"
+        if joined.missing[dim] == len(matched):
+            stat = stat_key(dim, headline_statistic(dim))
             table["notes"][stat] = "no usable prediction for this dimension"
     return {
         "name": name,
         "predictions": preds.path,
         "clips_scored": len(matched),
-        "missing_predictions": missing,
+        "missing_predictions": joined.missing,
         "failed": _listed([preds.ids[k] for k in preds.failed if k in index]),
         "not_in_dataset": _listed([preds.ids[k] for k in given if k not in index]),
         "without_prediction": _listed([c for c in ids if clip_key(c) not in given]),

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from speech_drame.correlation_kernels import argsort, moment_sums, rank_sums
+from speech_drame.stats.kernels import argsort, moment_sums, rank_sums
 
 
 def _vectors():

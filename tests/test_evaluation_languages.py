@@ -9,8 +9,8 @@ import pytest
 from conftest import archetype_record, tone, write_release
 from scipy.stats import pearsonr
 
+from speech_drame.commands.lite_report import format_table
 from speech_drame.data.build import build_dataset
-from speech_drame.lite.training import format_table
 from speech_drame.metrics import alignment_table
 from speech_drame.schema import ARCHETYPE_DIMENSIONS, CONTENT_PASS
 from speech_drame.scorers.base import ClipInput, ClipScores

@@ -274,7 +274,7 @@ def test_demo_train_split_is_learnable(demo_dataset_dir: Path, tmp_path: Path) -
     scorer learns them; it says nothing about alignment with human judgement."""
     from speech_drame.lite.training import train_and_evaluate
 
-    results = train_and_evaluate(demo_dataset_dir, tmp_path, progress=False, echo=False)
+    results = train_and_evaluate(demo_dataset_dir, tmp_path, progress=False)
     for config, reports in results.items():
         test = next(r for r in reports if r.split == "test")
         assert test.table["avg_pearson"] >= DEMO_MIN_AVG_PEARSON[config], (config, test.table)
@@ -415,7 +415,7 @@ def test_train_lite_streams_in_bounded_batches_and_matches_one_batch(
     whole = tmp_path / "one-batch"
     train_and_evaluate(
         dataset, whole, ["archetype"], TrainingOptions(epochs=30), feature_cache,
-        progress=False, echo=False, batch_size=1000,
+        progress=False, batch_size=1000,
     )  # fmt: skip
     metrics = _strict(streamed / "metrics.json")
     reference = _strict(whole / "metrics.json")

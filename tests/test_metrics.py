@@ -12,6 +12,7 @@ from sklearn import metrics as skm
 from speech_drame import metrics as M
 from speech_drame.labels import LABEL_POLICIES
 from speech_drame.schema import ARCHETYPE_DIMENSIONS, REALISM_DIMENSIONS
+from speech_drame.stats.alignment import _PARALLEL_MIN_VALUES
 
 
 def ratings(rng, n, annotators=(3, 6), null_rate=0.1, low=1, high=5):
@@ -237,7 +238,7 @@ def test_large_table_on_threads_matches_scipy_and_the_serial_run():
     refs = rng.integers(1, 6, (30_000, len(dims), 4)).mean(axis=2)
     refs[rng.random(refs.shape) < 0.05] = np.nan
     preds = np.clip(np.nan_to_num(refs, nan=3) + rng.normal(0, 0.8, refs.shape), 1, 5)
-    assert preds.size >= M._PARALLEL_MIN_VALUES
+    assert preds.size >= _PARALLEL_MIN_VALUES
     table = M.alignment_table(preds, refs, dims)
     for j, dim in enumerate(dims):
         keep = ~np.isnan(refs[:, j])

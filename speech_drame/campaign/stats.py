@@ -1,8 +1,8 @@
 """How a campaign is doing: progress, agreement and human ceiling, and each rater's checks.
 
 :func:`campaign_status` computes, from exactly the annotation lists :mod:`.export` writes, the
-Appendix K agreement (:func:`speech_drame.metrics.agreement`) and the leave-one-annotator-out
-ceiling (:func:`speech_drame.metrics.human_ceiling`) per dimension, so they equal
+Appendix K agreement (:func:`speech_drame.stats.agreement`) and the leave-one-annotator-out
+ceiling (:func:`speech_drame.stats.human_ceiling`) per dimension, so they equal
 ``speech-drame agreement`` on the built export, with percentile bootstrap intervals over clips.
 Per rater it reports repeat self-consistency and gold checks passed. :func:`format_status`
 prints the report; :func:`write_plots` draws it.
@@ -21,7 +21,8 @@ import numpy as np
 
 from ..atomic_io import write_bytes
 from ..labels import apply_label_policy, describe_label_policy
-from ..metrics import (
+from ..schema import CONTENT_PASS, NOT_APPLICABLE, RUBRIC_NAMES, SCORE_RANGE, Config, dimensions
+from ..stats import (
     AnnotatorRatings,
     agreement,
     annotator_matrices,
@@ -29,7 +30,6 @@ from ..metrics import (
     percentile_interval,
     resample_counts,
 )
-from ..schema import CONTENT_PASS, NOT_APPLICABLE, RUBRIC_NAMES, SCORE_RANGE, Config, dimensions
 from .export import annotation_lists, release_ratings, score_value
 from .records import TASK_KINDS, CampaignClip, StoredRating
 
@@ -38,7 +38,7 @@ CEILING_METHOD = "pearson"  # as `speech-drame agreement` by default
 
 
 def resampled_ceilings(m: AnnotatorRatings, counts: np.ndarray) -> np.ndarray:
-    """:func:`~speech_drame.metrics.human_ceiling` (Pearson) of each resample, one row of
+    """:func:`~speech_drame.stats.human_ceiling` (Pearson) of each resample, one row of
     ``counts`` (how often each clip is drawn) per resample, as draw-weighted sums."""
     s = m.scores
     present = ~np.isnan(s)
@@ -73,7 +73,7 @@ def resampled_ceilings(m: AnnotatorRatings, counts: np.ndarray) -> np.ndarray:
 
 def dimension_statistics(m: AnnotatorRatings, bootstrap: int, seed: int | None) -> dict[str, Any]:
     """Agreement and ceiling of one dimension with percentile intervals over ``bootstrap``
-    resamples of the clips (:func:`speech_drame.metrics.resample_counts` with ``seed``)."""
+    resamples of the clips (:func:`speech_drame.stats.resample_counts` with ``seed``)."""
     a = agreement(m)
     c = human_ceiling(m, CEILING_METHOD)
     entry: dict[str, Any] = {

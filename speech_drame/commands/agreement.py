@@ -24,8 +24,8 @@ def agreement_report(
     with null ratings treated by ``label_policy`` (:mod:`speech_drame.labels`). Reads the
     ratings only: an annotation-only build (no audio) serves as well."""
     from ..data.reader import open_split
-    from ..metrics import agreement, annotator_matrices, human_ceiling
     from ..schema import SCORE_RANGE, SEMANTIC_MATCH, check_config, dimensions
+    from ..stats import agreement, annotator_matrices, human_ceiling
 
     check_config(config)
     policy = describe_label_policy(label_policy)

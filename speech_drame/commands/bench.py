@@ -43,10 +43,10 @@ def _print_retry(message: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from speech_drame.metrics import check_human_scores
     from speech_drame.rolebench import report, scenarios
     from speech_drame.rolebench import run as bench_run
     from speech_drame.scorers.base import ScorerError
+    from speech_drame.stats import check_human_scores
 
     try:
         check_min_label_mass(args.min_label_mass)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from .options import (
     add_feature_cache_options,
@@ -15,8 +16,11 @@ from .options import (
 
 def run(args: argparse.Namespace) -> int:
     from speech_drame.data.card import labels_are_synthetic
+    from speech_drame.features.blueprint import resolve_cache
     from speech_drame.lite.model import TrainingOptions, default_scorer_dir
-    from speech_drame.lite.training import train_and_evaluate
+    from speech_drame.lite.training import METRICS_FILE, train_and_evaluate
+
+    from .lite_report import print_config_run, print_run_end
 
     token = push_token(args)
     options = TrainingOptions(epochs=args.epochs, seed=args.seed, label_policy=args.label_policy)
@@ -26,15 +30,18 @@ def run(args: argparse.Namespace) -> int:
             "the table shows that they are learnable, not alignment with human judgement\n"
         )
     out = args.out or default_scorer_dir()
+    cache = resolve_cache(feature_cache(args))  # one cache object: its counts cover the run
     train_and_evaluate(
         args.dataset,
         out,
         configs=args.configs,
         options=options,
-        cache=feature_cache(args),
+        cache=cache,
         progress=not args.quiet,
         batch_size=args.batch_size,
+        on_config=print_config_run,
     )
+    print_run_end(Path(out) / METRICS_FILE, cache)
     if args.push_to_hub is not None:
         from speech_drame.lite.publish import push_lite_scorer
 

@@ -35,6 +35,7 @@ from ..languages import LANGUAGES
 from ..prompts import rubric
 from ..schema import CONTENT_PASS
 from ..schema import dimensions as rated_dimensions
+from ..stats import AlignmentTable, headline_statistic
 
 PIPELINE_TAG = "audio-text-to-text"
 TASK_TYPE = "audio-classification"
@@ -97,13 +98,15 @@ def eval_results(
 
     results = []
     for split, table in evaluation.items():
+        typed = AlignmentTable.from_flat(table)
         for dim in dimensions:
-            key, metric_type, label = (
-                ("content_pass_accuracy", "accuracy", "Content Pass accuracy")
+            metric_type, label = (
+                ("accuracy", "Content Pass accuracy")
                 if dim == CONTENT_PASS
-                else (f"{dim}_pearson", "pearsonr", f"Pearson r, {rubric(config, dim).name}")
+                else ("pearsonr", f"Pearson r, {rubric(config, dim).name}")
             )
-            if not _finite(table.get(key)):
+            value = typed.value(dim, headline_statistic(dim))
+            if not _finite(value):
                 continue
             results.append(
                 EvalResult(
@@ -116,7 +119,7 @@ def eval_results(
                     metric_type=metric_type,
                     metric_name=label,
                     metric_config=dim,
-                    metric_value=round(float(table[key]), 4),
+                    metric_value=round(float(value), 4),
                 )
             )
     return results
@@ -127,23 +130,20 @@ def _results_rows(
 ) -> list[dict[str, Any]]:
     rows = []
     for split, table in evaluation.items():
-        notes = table.get("notes", {})
+        typed = AlignmentTable.from_flat(table)
         for dim in dimensions:
             cp = dim == CONTENT_PASS
-            key = "content_pass_accuracy" if cp else f"{dim}_pearson"
-            value = table.get(key)
-            shown = (
-                f"{value:.4f}"
-                if _finite(value)
-                else f"undefined ({notes.get(key, 'not computed')})"
-            )
+            value = typed.value(dim, headline_statistic(dim))
+            note = typed.note(dim, headline_statistic(dim))
+            why = "not computed" if note is None else note
+            shown = f"{value:.4f}" if _finite(value) else f"undefined ({why})"
             rows.append(
                 {
                     "split": split,
                     "metric": "accuracy" if cp else "Pearson r",
                     "dimension": rubric(config, dim).name,
                     "value": shown,
-                    "count": table.get(f"{dim}_count", ""),
+                    "count": "" if typed.value(dim, "count") is None else typed.value(dim, "count"),
                 }
             )
     return rows
@@ -259,8 +259,9 @@ LITE_TAGS = ["speech-drame", "lite-scorer", "role-play", "speech-evaluation"]
 
 def _measured(config: str, table: Mapping[str, Any]) -> list[str]:
     """The dimensions an alignment table measured: Content Pass (when there), then the rated."""
-    rated = [d for d in rated_dimensions(config) if f"{d}_pearson" in table]
-    return ([CONTENT_PASS] if "content_pass_accuracy" in table else []) + rated
+    typed = AlignmentTable.from_flat(table)
+    rated = [d for d in rated_dimensions(config) if d in typed.dimensions]
+    return ([CONTENT_PASS] if typed.content_pass is not None else []) + rated
 
 
 def lite_data_card(dataset: str | os.PathLike) -> DatasetCardInfo:
@@ -274,7 +275,8 @@ def _language_rows(config: str, splits: Mapping[str, Mapping[str, Any]]) -> list
     rows = []
     for split, entry in splits.items():
         for language, group in entry.get("by_language", {}).items():
-            value = (group.get("table") or {}).get("avg_pearson")
+            table = group.get("table")
+            value = AlignmentTable.from_flat(table).avg_pearson if table else None
             shown = (
                 f"{value:.4f}"
                 if _finite(value)

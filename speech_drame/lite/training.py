@@ -6,18 +6,17 @@ feature extraction in bounded
 batches (cached per clip), keeping only each clip's blueprint and labels, so memory does not
 grow with the number of clips. One scorer per config is trained on ``train``, scored on each
 other split through the scorer contract (:func:`.evaluation.evaluate_scorer`, the path every
-scorer is evaluated by; its features are read back from the cache), printed as a per-dimension
-table and saved where ``speech-drame score`` and the Space look by default; ``metrics.json``
-beside the scorers is written last.
+scorer is evaluated by; its features are read back from the cache), handed to the caller
+(``speech-drame train-lite`` prints a per-dimension table) and saved where ``speech-drame
+score`` and the Space look by default; ``metrics.json`` beside the scorers is written last.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,14 +40,10 @@ from speech_drame.features.blueprint import (
     iter_blueprints,
     resolve_cache,
 )
-from speech_drame.languages import ALL_LABELS
 from speech_drame.schema import (
-    CONTENT_PASS,
-    RUBRIC_NAMES,
     SPLITS,
     Config,
     check_config,
-    dimensions,
 )
 from speech_drame.scorers.evaluation import SplitReport, evaluate_scorer
 
@@ -159,67 +154,18 @@ def _train_one(
     return scorer, report
 
 
-def format_table(config: Config, reports: Sequence[SplitReport]) -> str:
-    """Per-dimension Pearson (Content Pass: accuracy) of one scorer on each split."""
-    dims = [d for d in dimensions(config) if f"{d}_pearson" in reports[0].table]
-    head = f"{config:<38}" + "".join(f"{r.split:>12}" for r in reports)
-    lines = [head, "-" * len(head)]
+@dataclass(frozen=True)
+class ConfigRun:
+    """One config of a :func:`train_and_evaluate` run: its evaluation reports, the training
+    report, the splits not evaluated (split -> why), the reliability diagrams written and the
+    folder the scorer was saved to."""
 
-    def cell(value: Any) -> str:
-        return (
-            f"{value:>12.3f}"
-            if isinstance(value, float) and not math.isnan(value)
-            else f"{'n/a':>12}"
-        )
-
-    if f"{CONTENT_PASS}_accuracy" in reports[0].table:
-        name = f"{RUBRIC_NAMES[CONTENT_PASS]} (accuracy)"
-        lines.append(
-            f"{name:<38}" + "".join(cell(r.table[f"{CONTENT_PASS}_accuracy"]) for r in reports)
-        )
-    for d in dims:
-        lines.append(
-            f"{RUBRIC_NAMES[d]:<38}" + "".join(cell(r.table[f"{d}_pearson"]) for r in reports)
-        )
-    lines.append(
-        f"{'average Pearson':<38}" + "".join(cell(r.table["avg_pearson"]) for r in reports)
-    )
-    lines.append(f"{'clips scored':<38}" + "".join(f"{r.n_scored:>12d}" for r in reports))
-    lines.append(f"{'clips failed':<38}" + "".join(f"{len(r.failures):>12d}" for r in reports))
-    if any(r.no_audio for r in reports):
-        lines.append(
-            f"{'clips without audio':<38}" + "".join(f"{len(r.no_audio):>12d}" for r in reports)
-        )
-    if any(r.distribution_fit for r in reports):
-        for label, key in (
-            ("average NLL of the ratings", "avg_nll"),
-            ("average NLL, pooled-rating baseline", "avg_nll_baseline"),
-            ("average JSD to the raters", "avg_jsd"),
-            ("average JSD, pooled-rating baseline", "avg_jsd_baseline"),
-            ("average ECE (10 bins)", "avg_ece"),
-        ):
-            lines.append(
-                f"{label:<38}" + "".join(cell((r.distribution_fit or {}).get(key)) for r in reports)
-            )
-    seen = {g for r in reports for g in r.by_language}
-    for language in [g for g in ALL_LABELS if g in seen] + sorted(seen - set(ALL_LABELS)):
-        groups = [r.by_language.get(language, {}) for r in reports]
-        lines.append(
-            f"{f'average Pearson, {language}':<38}"
-            + "".join(cell((g.get("table") or {}).get("avg_pearson")) for g in groups)
-        )
-        lines.append(
-            f"{f'clips scored, {language}':<38}"
-            + "".join(f"{g.get('count', 0):>12d}" for g in groups)
-        )
-    if seen:
-        lines.append(
-            f"{'language differs from the release':<38}"
-            + "".join(f"{len(r.language_mismatches):>12d}" for r in reports)
-        )
-    table = reports[0].table
-    lines.append(f"label policy: {table['label_policy']} ({table['label_policy_rule']})")
-    return "\n".join(lines)
+    config: Config
+    reports: list[SplitReport]
+    training: TrainingReport
+    not_evaluated: dict[str, str]
+    plots: list[Path]
+    folder: Path
 
 
 def _failure_list(failures: Mapping[str, str]) -> list[dict[str, str]]:
@@ -266,7 +212,7 @@ def config_metrics(
 
 def read_reports(scorer_dir: str | os.PathLike) -> dict[str, list[SplitReport]]:
     """The evaluation reports ``train-lite`` wrote to ``scorer_dir/metrics.json``, per config
-    (for :func:`format_table`).
+    (for :func:`speech_drame.commands.lite_report.format_table`).
 
     Raises:
         FileNotFoundError: no ``metrics.json`` (training did not finish there).
@@ -300,8 +246,8 @@ def train_and_evaluate(
     options: TrainingOptions | None = None,
     cache: CacheArg = DEFAULT_CACHE,
     progress: bool = True,
-    echo: bool = True,
     batch_size: int = DEFAULT_BATCH_SIZE,
+    on_config: Callable[[ConfigRun], None] | None = None,
 ) -> dict[str, list[SplitReport]]:
     """Train one scorer per config (default: every config the dataset has) on ``train``,
     evaluate on the other splits it has, save them.
@@ -317,7 +263,7 @@ def train_and_evaluate(
     ``labels_are_synthetic``, ``label_note``, ``clips_used``, ``clips_failed``, ``failures``
     as ``[{"id", "reason"}]``, ``options``) and ``splits.<split>`` (``clips_scored``,
     ``clips_failed``, ``failures``, ``table``: the full
-    :func:`~speech_drame.metrics.alignment_table`, whose undefined values are ``null`` with
+    :func:`~speech_drame.stats.alignment_table`, whose undefined values are ``null`` with
     the reason under ``table.notes``; ``by_language``: per language (the release's, else the
     identified one) its clip ``count`` and ``table`` (null below 3 clips, with the ``reason``); ``language_mismatches``:
     clip id -> ``{"release", "identified"}``; ``distribution_fit``: how well the scorer's
@@ -329,9 +275,9 @@ def train_and_evaluate(
     Before any work, a config whose ``train`` split has no audio at all stops the run
     (:class:`~speech_drame.data.reader.NoAudioError`, one line saying how to attach it).
 
-    Returns the reports per config; with ``echo`` the tables, failure counts, the paths
-    written and the feature cache's hits and misses (0 misses after ``speech-drame features``
-    filled it) are printed.
+    Returns the reports per config. ``on_config`` is called with each config's
+    :class:`ConfigRun` once its scorer is saved (``speech-drame train-lite`` prints it); nothing
+    is printed here.
     """
     dataset_dir = Path(dataset_dir)
     cache = resolve_cache(cache)  # one cache object: its counts cover the whole run
@@ -352,35 +298,16 @@ def train_and_evaluate(
             for split in SPLITS[config]
             if split != "train" and split not in unscored[config]
         ]
-        scorer.info["evaluation"] = {
-            r.split: {k: v for k, v in r.table.items() if k.endswith(("_pearson", "_accuracy"))}
-            for r in reports
-        }
+        scorer.info["evaluation"] = {r.split: r.alignment.headline() for r in reports}
         scorer.save(out / config)
         plots = _reliability_plots(out / config, config, reports)
         results[config] = reports
         metrics[config] = config_metrics(out / config, training, options, reports)
         metrics[config]["not_evaluated"] = unscored[config]
-        if echo:
-            print(format_table(config, reports))
-            if training.failures:
-                print(
-                    f"{len(training.failures)} train clip(s) skipped: {_first(training.failures)}"
-                )
-            for r in reports:
-                if r.failures:
-                    print(f"{len(r.failures)} {r.split} clip(s) not scored: {_first(r.failures)}")
-            for split, why in unscored[config].items():
-                print(f"{config}/{split} not evaluated: {why}")
-            for plot in plots:
-                print(f"reliability diagram: {plot}")
-            print(f"saved {out / config}\n")
+        if on_config is not None:
+            on_config(ConfigRun(config, reports, training, unscored[config], plots, out / config))
     document = {"format_version": METRICS_FORMAT, "dataset": str(dataset_dir), "configs": metrics}
-    path = write_json(out / METRICS_FILE, document)
-    if echo:
-        print(f"evaluation: {path}")
-        if cache is not None:
-            print(f"feature cache {cache.root}: {cache.hits} hits, {cache.misses} misses")
+    write_json(out / METRICS_FILE, document)
     return results
 
 
@@ -419,9 +346,3 @@ def _reliability_plots(folder: Path, config: Config, reports: Sequence[SplitRepo
         for r in reports
         if r.distribution_fit
     ]  # fmt: skip
-
-
-def _first(failures: Mapping[str, str], k: int = 3) -> str:
-    items = list(failures.items())
-    shown = "; ".join(f"{cid}: {why}" for cid, why in items[:k])
-    return shown + (f"; ... ({len(items) - k} more)" if len(items) > k else "")

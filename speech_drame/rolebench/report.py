@@ -2,9 +2,9 @@
 
 Per system: its coverage (scenarios scored of all), which responses are missing, failed (with
 the reasons) or not scored yet, the Content Pass rate (archetype: share of clips whose pass
-probability is at least :data:`speech_drame.metrics.PASS_THRESHOLD`), every dimension's mean
+probability is at least :data:`speech_drame.stats.PASS_THRESHOLD`), every dimension's mean
 and their average, each with a percentile bootstrap interval over units drawn by
-:func:`speech_drame.metrics.resample_counts`. Multi-turn sets score dialogues: per-turn scores
+:func:`speech_drame.stats.resample_counts`. Multi-turn sets score dialogues: per-turn scores
 are aggregated by :func:`speech_drame.rolebench.multiturn.aggregate_turns`; a dialogue with a
 missing or failed turn is listed, not scored.
 
@@ -80,7 +80,7 @@ def _stat(values: np.ndarray, counts: list[np.ndarray] | None, confidence: float
 
 
 def _counts(n: int, n_resamples: int, seed: int) -> list[np.ndarray] | None:
-    from speech_drame.metrics import resample_counts
+    from speech_drame.stats import resample_counts
 
     return list(resample_counts(n, n_resamples, seed)) if n and n_resamples else None
 
@@ -175,8 +175,8 @@ def system_table(
     identified as another language than their scenario hints at (``scenario``, ``hint``,
     ``language``).
     """
-    from speech_drame.metrics import PASS_THRESHOLD
     from speech_drame.rolebench.multiturn import aggregate_turns
+    from speech_drame.stats import PASS_THRESHOLD
 
     check_min_label_mass(min_label_mass)
     status = _status(rows, scenarios, plan, scorer_id)
@@ -300,8 +300,8 @@ def human_agreement(
     table: Mapping[str, Mapping[str, Any]], human: Mapping[str, float]
 ) -> dict[str, Any]:
     """System-ranking Spearman (and Kendall) of the averages against human system scores
-    (:func:`speech_drame.metrics.human_ranking_agreement`)."""
-    from speech_drame.metrics import human_ranking_agreement
+    (:func:`speech_drame.stats.human_ranking_agreement`)."""
+    from speech_drame.stats import human_ranking_agreement
 
     return human_ranking_agreement({s: e["average"]["mean"] for s, e in table.items()}, human)
 

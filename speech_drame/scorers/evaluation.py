@@ -3,11 +3,11 @@
 :func:`evaluate_scorer` streams a split of a Hub-ready dataset folder through a
 :class:`~.base.Scorer` (the audio stays encoded until the scorer reads it, a batch at a time)
 and compares its scores with every annotator's ratings
-(:func:`speech_drame.metrics.alignment_table`). Clips the scorer could not score are left out
+(:func:`speech_drame.stats.alignment_table`). Clips the scorer could not score are left out
 of the statistics and listed with their reasons; nothing is put in their place. Scores whose
 label mass is below the threshold stay in the statistics and are listed as unreliable.
 Beside the totals, every statistic is also given per language
-(:func:`speech_drame.metrics.grouped_alignment`): the release's (the dataset's ``language``
+(:func:`speech_drame.stats.grouped_alignment`): the release's (the dataset's ``language``
 column), or, where the release says nothing, the one the scorer's ASR identified; clips whose
 identified language contradicts the release's are counted. When the scorer returns its
 distributions over the scores 1..5, their fit to the annotators' own distribution is reported
@@ -19,12 +19,16 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..labels import DEFAULT_LABEL_POLICY
 from ..languages import UNKNOWN, language_mismatch
 from ..schema import CONTENT_PASS
 from .base import MIN_LABEL_MASS, ClipInput, Scorer, check_min_label_mass
+from .join import clip_predictions, join
+
+if TYPE_CHECKING:
+    from ..stats import AlignmentTable
 
 
 @dataclass
@@ -58,6 +62,13 @@ class SplitReport:
     no_audio: list[str] = field(default_factory=list)
 
     @property
+    def alignment(self) -> AlignmentTable:
+        """``table`` as a typed :class:`~speech_drame.stats.AlignmentTable`."""
+        from ..stats import AlignmentTable
+
+        return AlignmentTable.from_flat(self.table)
+
+    @property
     def n_unreliable(self) -> int:
         """(clip, dimension) scores flagged unreliable."""
         return sum(len(dims) for dims in self.unreliable.values())
@@ -83,7 +94,7 @@ def evaluate_scorer(
     from ..data.examples import SplitStream
     from ..data.reader import require_audio
     from ..distribution_fit import distribution_fit
-    from ..metrics import grouped_alignment
+    from ..stats import grouped_alignment
 
     check_min_label_mass(min_label_mass)
     stream = SplitStream(dataset_dir, scorer.config, split)
@@ -104,11 +115,12 @@ def evaluate_scorer(
         raise ValueError(f"{stream.where}: no clip could be scored ({len(failures)} failed)")
     dims = [d for d in scorer.dimensions if d in stream.label_keys]
     with_pass = scorer.content_pass and CONTENT_PASS in stream.label_keys
-    preds = [[r.scores[d] for d in dims] + ([r.content_pass] if with_pass else []) for r in ok]
     names = dims + ([CONTENT_PASS] if with_pass else [])
-    refs = [[labels[r.id][d] for d in names] for r in ok]
+    joined = join(map(clip_predictions, ok), labels, names)
     languages = [release[r.id] or r.language or UNKNOWN for r in ok]
-    tables = grouped_alignment(preds, refs, names, languages, label_policy=label_policy)
+    tables = grouped_alignment(
+        joined.predictions, joined.references, names, languages, label_policy=label_policy
+    )
     fit = None
     if any(r.distributions.get(d) is not None for r in ok for d in dims):
         fit = distribution_fit(

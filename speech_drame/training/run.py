@@ -7,7 +7,7 @@
 2. load the base model (or build the tiny one) and wrap it with LoRA (PEFT);
 3. train with ``transformers.Trainer`` (resuming from the last checkpoint with ``--resume``);
 4. on the main process: score the eval splits with :class:`DrameEvalScorer` and measure them
-   with :func:`speech_drame.metrics.alignment_table` (the ``drame_metric`` computation);
+   with :func:`speech_drame.stats.alignment_table` (the ``drame_metric`` computation);
 5. export adapter, processor, ``drame_eval_config.json``, predictions, ``metrics.json`` and
    the model card into ``<output_dir>/evaluator`` (swapped in whole); push exactly those
    files with ``--push_to_hub`` (or only list them with ``--push_dry_run``).
@@ -36,7 +36,7 @@ from ..data.reader import ATTACH_HINT
 from ..hub.refs import is_repo_id
 from ..labels import describe_label_policy
 from ..prompts import instruction_pool, scored_dimensions
-from ..schema import CONTENT_PASS, SPLITS, Config, check_config
+from ..schema import SPLITS, Config, check_config
 from ..scorers.base import ClipScores
 from ..scorers.drame_eval import DrameEvalScorer, EvaluatorInfo
 from . import SetupError
@@ -135,7 +135,8 @@ def evaluate_split(
     Failed clips are left out of the statistics and listed under ``failures``; if no clip
     can be scored the split raises ``RuntimeError`` with the first reasons.
     """
-    from ..metrics import alignment_table
+    from ..scorers.join import clip_predictions, join
+    from ..stats import alignment_table
 
     results = scorer.score_rows(rows, progress=True)
     annotations = rows.select_columns(["annotations"])["annotations"]
@@ -144,11 +145,9 @@ def evaluate_split(
     if not ok:
         reasons = "; ".join(f["reason"] for f in failures[:3])
         raise RuntimeError(f"no clip of the split could be scored: {reasons}")
+    joined = join((clip_predictions(r) for r, _ in ok), {r.id: a for r, a in ok}, dimensions)
     table = alignment_table(
-        [[r.content_pass if d == CONTENT_PASS else r.scores[d] for d in dimensions] for r, _ in ok],
-        [[list(a[d]) for d in dimensions] for _, a in ok],
-        list(dimensions),
-        label_policy=label_policy,
+        joined.predictions, joined.references, joined.dimensions, label_policy=label_policy
     )
     table["clips_scored"] = len(ok)
     table["failures"] = failures
@@ -402,8 +401,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if result is not None:
+        from ..stats import AlignmentTable
+
         summary = {
-            split: {k: v for k, v in table.items() if k.endswith(("_pearson", "_accuracy"))}
+            split: AlignmentTable.from_flat(table).headline()
             for split, table in result.metrics["eval"].items()
         }
         print(json.dumps(strict_json(summary), indent=2))

@@ -112,10 +112,10 @@ class PairSet:
 
 
 def pair_metrics(score_diff: Any, a_preferred: Any, convention: str) -> dict[str, Any]:
-    """:func:`speech_drame.metrics.pairwise_preference` with the accuracy of ``convention``
+    """:func:`speech_drame.stats.pairwise_preference` with the accuracy of ``convention``
     (``released``: right only when ``s(a) > s(b)`` agrees with the outcome, so 0 predicts B),
     labelled with the convention's name and definition."""
-    from speech_drame.metrics import pairwise_preference
+    from speech_drame.stats import pairwise_preference
 
     out = pairwise_preference(score_diff, a_preferred)
     if check_convention(convention) == "released":

@@ -23,8 +23,8 @@ from typing import Any
 from speech_drame.atomic_io import write_json
 from speech_drame.audio import AudioError
 from speech_drame.features.blueprint import DEFAULT_CACHE, Blueprint, CacheArg, extract_blueprints
-from speech_drame.metrics import check_human_scores, human_ranking_agreement
 from speech_drame.paths import id_path, safe_name
+from speech_drame.stats import check_human_scores, human_ranking_agreement
 
 from ..chat_answers import VerdictError
 from .judges import PairJudge, Response, presentation_orders

@@ -198,7 +198,7 @@ def evaluate(
         ValueError: a prediction for an id absent from ``gold``, duplicate ids, or no pair
             left to evaluate.
     """
-    from speech_drame.metrics import cohen_kappa, mcnemar
+    from speech_drame.stats import cohen_kappa, mcnemar
 
     gold_by = _by_id(gold, "gold")
     pred_by = _by_id(predictions, "predictions")

@@ -1,6 +1,6 @@
 """Compiled (numba) passes behind the alignment table's correlations.
 
-Each kernel releases the GIL, so :func:`speech_drame.metrics.alignment_table` can run
+Each kernel releases the GIL, so :func:`speech_drame.stats.alignment_table` can run
 dimensions on several threads. Compiled code is cached on disk (``NUMBA_CACHE_DIR`` when
 the package folder is read-only), so only the first call in a new environment compiles.
 """
