@@ -35,6 +35,7 @@ from speech_drame.schema import CONFIGS, CONTEXTS, RUBRIC_NAMES, check_config
 from speech_drame.scorers.base import ClipInput, ClipScores, Scorer, ScorerError
 
 SCORER_ENV = "SPEECH_DRAME_SCORER"  # a scorer spec, e.g. drame-eval:ORG/NAME
+SPEC_FILE = "scorer.txt"  # a Space folder's scorer spec, one line (`space bundle` writes it)
 MAX_UPLOAD_MB = 20
 MAX_SECONDS = 600.0  # longer recordings are refused; up to this, the first 30 s are scored
 MODES = CONFIGS
@@ -82,7 +83,6 @@ def folder_scorer(folder: str | os.PathLike) -> str | None:
     else the spec ``speech-drame space bundle`` wrote in its ``scorer.txt`` (a relative
     LiteScorer folder taken from ``folder``), else None (:func:`scorer_spec`'s default)."""
     from speech_drame.scorers.specs import parse_spec
-    from speech_drame.space_bundle import SPEC_FILE
 
     env, path = os.environ.get(SCORER_ENV), Path(folder, SPEC_FILE)
     if env or not path.is_file():

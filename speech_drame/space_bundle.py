@@ -30,12 +30,12 @@ from pathlib import Path
 
 from .atomic_io import replace_dir, staging_dir, write_text
 from .source_wheel import build_wheel, checkout_root
+from .space_app import MAX_QUEUE, MAX_SECONDS, MAX_UPLOAD_MB, SPEC_FILE, TEMP_FILES
 
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 DEBIAN_PACKAGES = ("ffmpeg",)  # torchcodec decodes compressed uploads with FFmpeg's libraries
 SPACE_FOLDER = "space"  # in the checkout
 SCORER_FOLDER = "scorer"
-SPEC_FILE = "scorer.txt"  # the scorer spec, one line (read by speech_drame.space_app.folder_scorer)
 SPACE_EXTRAS = ("features", "space")
 CHECKOUT_PACKAGE = ".."  # the package, in the checked-in space/requirements.txt
 # the files every bundle has, earlier ones too
@@ -113,7 +113,6 @@ def _space_card(
 
     from . import templates
     from .audio import SCORED_SECONDS
-    from .space_app import MAX_QUEUE, MAX_SECONDS, MAX_UPLOAD_MB, TEMP_FILES
 
     gradio_version = next(
         line.split("==")[1] for line in pins if _requirement_name(line) == "gradio"

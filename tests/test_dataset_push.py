@@ -16,7 +16,7 @@ from huggingface_hub import constants
 from speech_drame.cli import main
 from speech_drame.data.build import build_dataset
 from speech_drame.data.licence import LicenceError, read_release_licence, resolve_licence
-from speech_drame.hub.push import DATASET_COMMIT_MESSAGE, dataset_push_files
+from speech_drame.data.push import DATASET_COMMIT_MESSAGE, dataset_push_files
 
 REPO_ID = "someone/speech-drame-test"
 

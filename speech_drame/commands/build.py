@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     lic = report.license
     print(f"licence: {lic['name'] or lic['id']} (from {lic['origin']})")
     if args.push_to_hub is not None:
-        from speech_drame.hub.push import push_dataset
+        from speech_drame.data.push import push_dataset
 
         push_dataset(
             report.output,

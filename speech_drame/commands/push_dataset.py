@@ -13,8 +13,8 @@ from .options import add_folder_push_command
 
 
 def run(args: argparse.Namespace) -> int:
+    from speech_drame.data.push import dataset_push_files, push_dataset
     from speech_drame.hub.access import cli_push_token
-    from speech_drame.hub.push import dataset_push_files, push_dataset
 
     dataset_push_files(args.folder)  # an incomplete build is refused before any request
     token = cli_push_token(args.repo_id, "push-dataset", args.dry_run)

@@ -5,12 +5,12 @@
 - :mod:`.fetch`: snapshots of a dataset or a LiteScorer repo, single files of a model repo;
 - :mod:`.access`: the token of a push, checked before the long work
   (:class:`~speech_drame.errors.HubAccessError` when it cannot happen);
-- :mod:`.push`: :func:`~.push.push_folder` (listing, dry run, one commit) and the file lists of a
-  built dataset and of the metric Space;
+- :mod:`.push`: :func:`~.push.push_folder` (listing, dry run, one commit) and the file list of
+  the metric Space;
 - :mod:`.cards`: the model cards of a DRAME-Eval evaluator and of a LiteScorer.
 
-What needs a higher layer (a LiteScorer's training report, a DRAME-Eval export, a Space bundle)
-stays with its owner and calls :func:`~.push.push_folder`. Names are imported on first use.
+What knows a folder's content (a built dataset, a LiteScorer's training report, a DRAME-Eval
+export, a Space bundle) stays with its owner (:mod:`speech_drame.data.push`, ...) and calls :func:`~.push.push_folder`. Names are imported on first use.
 """
 
 from .._lazy import lazy_attributes
@@ -25,7 +25,6 @@ __all__ = [
     "is_repo_id",
     "parse_ref",
     "parse_url",
-    "push_dataset",
     "push_folder",
     "render_lite_model_card",
     "render_model_card",
@@ -42,7 +41,6 @@ __getattr__, __dir__ = lazy_attributes(
         "is_repo_id": ".refs",
         "parse_ref": ".refs",
         "parse_url": ".refs",
-        "push_dataset": ".push",
         "push_folder": ".push",
         "render_lite_model_card": ".cards",
         "render_model_card": ".cards",
