@@ -34,6 +34,8 @@ from speech_drame.languages import describe_language
 from speech_drame.schema import CONFIGS, CONTEXTS, RUBRIC_NAMES, check_config
 from speech_drame.scorers.base import ClipInput, ClipScores, Scorer, ScorerError
 
+from . import errors
+
 SCORER_ENV = "SPEECH_DRAME_SCORER"  # a scorer spec, e.g. drame-eval:ORG/NAME
 MAX_UPLOAD_MB = 20
 MAX_SECONDS = 600.0  # longer recordings are refused; up to this, the first 30 s are scored
@@ -51,7 +53,7 @@ PRIVACY_NOTE = (
 )
 
 
-class InputError(ValueError):
+class InputError(errors.InputError):
     """Input the Space refuses, with a message meant for the user."""
 
 

@@ -20,6 +20,7 @@ import shutil
 from pathlib import Path
 
 from .atomic_io import replace_dir, staging_dir, write_text
+from .errors import UsageError
 from .source_wheel import build_wheel, checkout_root
 
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
@@ -55,7 +56,7 @@ if __name__ == "__main__":
 '''
 
 
-class BundleError(ValueError):
+class BundleError(UsageError):
     """The Space cannot be bundled as asked."""
 
 

@@ -43,10 +43,10 @@ def _print_retry(message: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from speech_drame.errors import SpeechDrameError
     from speech_drame.metrics import check_human_scores
     from speech_drame.rolebench import report, scenarios
     from speech_drame.rolebench import run as bench_run
-    from speech_drame.scorers.base import ScorerError
 
     try:
         check_min_label_mass(args.min_label_mass)
@@ -65,9 +65,9 @@ def run(args: argparse.Namespace) -> int:
             check_human_scores(human, systems)  # before scoring, not after
         plan = bench_run.plan_work(scenario_set, systems)
         scorer = scorer_from_args(args, scenario_set.mode, on_retry=_print_retry)
-    except (ValueError, OSError, ScorerError) as exc:
+    except (SpeechDrameError, ValueError, OSError) as exc:  # refused before any work
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return getattr(exc, "exit_code", 2)
     rank, world, state = rank_world(args.rank, args.world_size)
     if state is None and world == 1:
         bench_run.merge_shards(args.out)  # rows of shards left behind are older than this run's

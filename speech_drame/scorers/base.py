@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..audio import Audio, AudioFacts, AudioSource
+from ..errors import SetupError
 from ..schema import CONTENT_PASS, SCORE_MAX, SCORE_MIN, Config
 
 ErrorKind = Literal["input", "model"]
@@ -53,7 +54,7 @@ def unreliable_dimensions(label_mass: Mapping[str, float], threshold: float) -> 
     return [dim for dim, mass in label_mass.items() if mass < threshold]
 
 
-class ScorerError(RuntimeError):
+class ScorerError(SetupError, RuntimeError):
     """A scorer that cannot be used (missing, malformed, for another config, bad spec)."""
 
 
