@@ -150,7 +150,7 @@ def asr_only(transcribe, clips) -> float:
 
 def scorers(path: str | None, clips, cache):
     from speech_drame.features.blueprint import extract_blueprints
-    from speech_drame.schema import CONTENT_PASS, dimensions
+    from speech_drame.schema import CONFIGS, CONTENT_PASS, dimensions
     from speech_drame.scorers.lite import (
         ScorerError,
         TrainingOptions,
@@ -159,7 +159,7 @@ def scorers(path: str | None, clips, cache):
     )
 
     out = {}
-    for mode in ("archetype", "realism"):
+    for mode in CONFIGS:
         try:
             out[mode] = load_lite_scorer(mode, path)
             continue

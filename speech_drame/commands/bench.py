@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..distributed import check_shard_args, rank_world
 from ..scorers.base import MIN_LABEL_MASS, check_min_label_mass, synthetic_labels_warning
-from .options import add_scorer_options, add_shard_options, scorer_from_args
+from .options import add_config_option, add_scorer_options, add_shard_options, scorer_from_args
 
 
 def parse_systems(specs: list[str], systems_dir: str | None) -> dict[str, str]:
@@ -153,7 +153,11 @@ def register(subparsers) -> None:
         required=True,
         help="scenario JSONL (archetype, realism or multi-turn) or a Hub-ready dataset folder",
     )
-    parser.add_argument("--config", choices=("archetype", "realism"), help="mode / dataset config")
+    add_config_option(
+        parser,
+        required=False,
+        help="dataset config (a dataset folder needs it; a scenario file's is read from its rows)",
+    )
     parser.add_argument("--split", default="test", help="dataset split (default: test)")
     parser.add_argument("--system", action="append", default=[], metavar="NAME=FOLDER")
     parser.add_argument("--systems-dir", help="a folder whose subfolders are the systems")
@@ -185,5 +189,5 @@ def register(subparsers) -> None:
     add_shard_options(parser, "; the last to finish writes the leaderboard")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    add_scorer_options(parser)
+    add_scorer_options(parser, shared=("--batch-size", "--workers"))  # they size the chunks
     parser.set_defaults(func=run)

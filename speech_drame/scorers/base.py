@@ -83,7 +83,9 @@ class ClipScores:
     heard, when the scorer runs one; ``language``: the spoken language its ASR identified
     (``zh``, ``en``, ``other`` or ``unknown``; see :mod:`speech_drame.languages`) and
     ``language_probability`` how sure it was, when the scorer runs one; ``audio``: what reading
-    the clip measured and did (the 30 s cut, peak, gain).
+    the clip measured and did (the 30 s cut, peak, gain); ``judgement``: for a chat judge, its
+    :class:`~speech_drame.judges.JudgeResult` (every request behind the scores, failed ones
+    too; not in :meth:`to_dict`).
     """
 
     id: str
@@ -98,6 +100,7 @@ class ClipScores:
     audio: AudioFacts | None = None
     error: str | None = None
     error_kind: ErrorKind | None = None
+    judgement: Any = None
 
     @property
     def ok(self) -> bool:
