@@ -89,13 +89,13 @@ def format_clip(result, min_label_mass: float = MIN_LABEL_MASS) -> str:
 
 
 def score_clips(
-    args: argparse.Namespace, announce: bool = True, on_retry=None
+    args: argparse.Namespace, announce: bool = True, on_retry=None, single_bar: bool = False
 ) -> tuple[Scorer, list[ClipScores]]:
     """The score path of every command that scores clips (``score``, ``judge``): the clips
     (folders expanded, what was passed over said on stderr), the scorer ``--scorer`` names with
     its settings (``announce``: its description on stderr unless ``--quiet``) and its
-    ``(scorer, results)`` for them, in order; a progress bar over more than one clip unless
-    ``--quiet``."""
+    ``(scorer, results)`` for them, in order; a progress bar unless ``--quiet``, over more than
+    one clip (``single_bar``: over one too)."""
     context = context_from_args(args, args.config)
     clips, skipped = expand_clips(args.clips)
     if skipped:
@@ -107,7 +107,8 @@ def score_clips(
     if announce and not args.quiet:
         print(f"scorer: {scorer.description} [{scorer.id}]", file=sys.stderr)
     inputs = [ClipInput(clip, clip, context) for clip in clips]
-    return scorer, scorer.score(inputs, progress=len(clips) > 1 and not args.quiet)
+    progress = (single_bar or len(clips) > 1) and not args.quiet
+    return scorer, scorer.score(inputs, progress=progress)
 
 
 def run(args: argparse.Namespace) -> int:
