@@ -672,11 +672,8 @@ def test_cli_judge_is_score_with_a_judge_scorer(server, clip, capsys):
     judged = json.loads(capsys.readouterr().out)
     assert judge_cli(["score", *common, "--scorer", f"judge:good@{server.url}"]) == 0
     (scored,) = json.loads(capsys.readouterr().out)
-    assert judged["results"][0]["scores"] == scored["scores"] == {
-        "audio_quality": 4.0,
-        "human_likeness": 3.0,
-        "appropriateness": 5.0,
-    }
+    expected = {"audio_quality": 4.0, "human_likeness": 3.0, "appropriateness": 5.0}
+    assert judged["results"][0]["scores"] == scored["scores"] == expected
     assert judged["results"][0]["content_pass"] == scored["content_pass"] == 1.0
     assert server.count() == 4  # two runs each, the same requests
     assert texts(server.requests[0]) == texts(server.requests[2])
