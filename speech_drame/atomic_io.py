@@ -23,6 +23,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .errors import UsageError
+
 __all__ = [
     "FolderRefused",
     "recover_dir",
@@ -131,7 +133,7 @@ def recover_dir(target: str | os.PathLike) -> list[Path]:
     return olds
 
 
-class FolderRefused(ValueError):
+class FolderRefused(UsageError):
     """A folder a command may not replace with its output; the message names it and why."""
 
 

@@ -43,6 +43,8 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
+from .errors import InputError
+
 TARGET_SR = 16_000
 SCORED_SECONDS = 30.0  # annotators judge only the first 30 s (Speech-DRAME, Appendix E/G)
 MIN_SECONDS = 0.3  # shorter clips carry too little speech for any rubric or feature
@@ -57,7 +59,7 @@ AUDIO_SUFFIXES = SOUNDFILE_SUFFIXES + FFMPEG_SUFFIXES
 AudioSource = str | os.PathLike | bytes | tuple[np.ndarray, int]
 
 
-class AudioError(ValueError):
+class AudioError(InputError):
     """Audio that cannot be used: unreadable, empty, non-finite, silent, too short or too large.
 
     ``source`` names the file (or ``"<bytes>"``/``"<array>"``), ``reason`` says why.

@@ -5,10 +5,12 @@ Each command module defines ``register(subparsers)`` which adds its parser and s
 Every parser, nested ones included, shows the default of each option that has one.
 
 Exit status, decided here for every command: 0 when everything was done; 1 when the command
-ran but some items failed (the command returns 1 and lists them); 2 for bad usage, i.e. input
-refused before any work (argparse errors, and an exception of :func:`_usage_errors` raised by a
-command, printed as one ``error:`` line, among them a missing optional dependency group,
-:class:`~speech_drame.extras.MissingExtra`); 130 when interrupted.
+ran but some items failed (the command returns 1 and lists them); for a refusal, i.e. input
+refused before any work, the :attr:`~speech_drame.errors.SpeechDrameError.exit_code` of a
+:class:`~speech_drame.errors.SpeechDrameError` raised by a command (among them a missing
+optional dependency group, :class:`~speech_drame.extras.MissingExtra`), 2 for argparse errors
+and for a ``ValueError`` or ``OSError`` of third-party code, each printed as one ``error:`` line;
+130 when interrupted.
 """
 
 from __future__ import annotations
@@ -94,26 +96,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _usage_errors() -> tuple[type[BaseException], ...]:
-    """Bad input a command refuses: a value, file or scorer that cannot be used, an endpoint
-    where nothing answers, an optional dependency group that is not installed."""
-    from speech_drame.extras import MissingExtra
-    from speech_drame.scorers.base import ScorerError
-
-    return (ValueError, OSError, ScorerError, MissingExtra)  # EndpointUnreachable is an OSError
-
-
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     return guarded(args.func, args)
 
 
 def guarded(func: Callable[..., int | None], *args: Any) -> int:
-    """``func(*args)`` as a command runs: its exit status, a usage error as one ``error:`` line
-    and 2, an interruption as 130. Scripts that are no subcommand (``dataset_scripts/``) call it."""
+    """``func(*args)`` as a command runs: its exit status; a refusal as one ``error:`` line and
+    its kind's exit code (a ``ValueError``/``OSError`` of third-party code: 2); an interruption
+    as 130. Scripts that are no subcommand (``dataset_scripts/``) call it."""
+    from speech_drame.errors import SpeechDrameError
+
     try:
         return int(func(*args) or 0)
-    except _usage_errors() as exc:
+    except SpeechDrameError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except (ValueError, OSError) as exc:  # a value or file refused by third-party code
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from .errors import SetupError
+
 # import name -> (distribution, extra); the extras are those of pyproject.toml
 PROVIDERS: dict[str, tuple[str, str]] = {
     "faster_whisper": ("faster-whisper", "features"),
@@ -36,7 +38,7 @@ PROVIDERS: dict[str, tuple[str, str]] = {
 }
 
 
-class MissingExtra(ImportError):
+class MissingExtra(SetupError, ImportError):
     """An optional package is not installed; the message names the extra that installs it."""
 
 

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .errors import InputError
+
 Config = Literal["archetype", "realism"]
 CONFIGS: tuple[Config, ...] = ("archetype", "realism")
 
@@ -150,7 +152,7 @@ def check_config(config: str) -> Config:
     return config  # type: ignore[return-value]
 
 
-class RecordError(ValueError):
+class RecordError(InputError):
     """An official record that does not follow the release format.
 
     The message names the record id (or line) and the offending field.

@@ -34,6 +34,8 @@ from speech_drame.languages import describe_language
 from speech_drame.schema import CONFIGS, CONTEXTS, RUBRIC_NAMES, check_config
 from speech_drame.scorers.base import ClipInput, ClipScores, Scorer, ScorerError
 
+from . import errors
+
 SCORER_ENV = "SPEECH_DRAME_SCORER"  # a scorer spec, e.g. drame-eval:ORG/NAME
 SPEC_FILE = "scorer.txt"  # a Space folder's scorer spec, one line (`space bundle` writes it)
 MAX_UPLOAD_MB = 20
@@ -64,7 +66,7 @@ PAGE_CSS = """
 OUTPUT_MIN_WIDTH = 480  # px: below it the results go under the inputs, not beside them
 
 
-class InputError(ValueError):
+class InputError(errors.InputError):
     """Input the Space refuses, with a message meant for the user."""
 
 

@@ -29,6 +29,7 @@ import shutil
 from pathlib import Path
 
 from .atomic_io import replace_dir, staging_dir, write_text
+from .errors import UsageError
 from .source_wheel import build_wheel, checkout_root
 from .space_app import MAX_QUEUE, MAX_SECONDS, MAX_UPLOAD_MB, SPEC_FILE, TEMP_FILES
 
@@ -43,7 +44,7 @@ BUNDLE_FILES = ("app.py", "README.md", "requirements.txt", "packages.txt")
 RENDERED = ("README.md", "requirements.txt")  # the files of space/ rendered for a bundle
 
 
-class BundleError(ValueError):
+class BundleError(UsageError):
     """The Space cannot be bundled as asked."""
 
 

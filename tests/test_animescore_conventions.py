@@ -247,7 +247,7 @@ def test_cli_records_the_config_its_overrides_and_the_convention(
     config = REPO / "configs" / "animescore_compact.yaml"
     argv = ["animescore", "train", "--pairs", str(train), "--val-pairs", str(val),
             "--test-pairs", str(test), "--out", str(out), "--no-feature-cache", "--quiet"]  # fmt: skip
-    assert main([*argv[:-4], "--config", str(config), "--epochs", "2", "--lstm-hidden", "6",
+    assert main([*argv[:-4], "--preset", str(config), "--epochs", "2", "--lstm-hidden", "6",
                  "--no-frame-standardise", "--pair-convention", "majority", *argv[-4:]]) == 0  # fmt: skip
     printed = capsys.readouterr().out
     expected = replace(PRESETS["compact"], max_epochs=2, lstm_hidden=6, frame_standardise=False)

@@ -25,10 +25,10 @@ def bad_usage(tmp: str) -> dict[tuple[str, ...], list[str]]:
         ("push_dataset",): [missing, "someone/dataset", "--dry-run"],
         ("push_lite",): [missing, "someone/scorer", "--dry-run"],
         ("agreement",): ["--dataset", missing],
-        ("score",): [f"{tmp}/x.wav", "--mode", "archetype", "--question", "q",
+        ("score",): [f"{tmp}/x.wav", "--config", "archetype", "--question", "q",
                      "--scorer", f"lite:{missing}"],
         ("train_lite",): ["--dataset", missing, "--out", f"{tmp}/lite", "--quiet"],
-        ("judge",): [f"{tmp}/x.wav", "--mode", "realism", "--profile", "p"],  # no --scene/--traits
+        ("judge",): [f"{tmp}/x.wav", "--config", "realism", "--profile", "p"],  # no --scene/--traits
         ("bench",): ["--scenarios", f"{missing}.jsonl", "--system", f"a={tmp}",
                      "--out", f"{tmp}/bench", "--quiet"],
         ("serve",): ["--scorer", "drame-eval"],  # refused before the server starts

@@ -264,7 +264,7 @@ def peaked_base(monkeypatch) -> None:
 def score_cli(evaluator, capsys, *extra: str):
     from speech_drame.cli import main
 
-    status = main(["score", str(evaluator / "clip.wav"), "--mode", "archetype", "--question",
+    status = main(["score", str(evaluator / "clip.wav"), "--config", "archetype", "--question",
                    QUESTION, "--scorer", f"drame-eval:{evaluator}", *extra])  # fmt: skip
     return status, capsys.readouterr()
 
@@ -307,7 +307,7 @@ def test_score_cli_official_failure_and_bad_settings(evaluator, capsys):
     assert "invalid choice: 'greedy'" in capsys.readouterr().err
     from speech_drame.cli import main
 
-    status = main(["score", str(evaluator / "clip.wav"), "--mode", "archetype", "--question",
+    status = main(["score", str(evaluator / "clip.wav"), "--config", "archetype", "--question",
                    QUESTION, "--scorer", "judge:m@http://127.0.0.1:9/v1", "--decoding", "official"])  # fmt: skip
     assert status == 2
     assert "decoding 'official' applies to drame-eval scorers only" in capsys.readouterr().err

@@ -38,7 +38,7 @@ def evaluator(tmp_path_factory):
 def test_json_output_matches_the_scorer(evaluator, capsys):
     clips = evaluator / "clips"
     status = main(
-        ["score", str(clips / "c0.wav"), str(clips / "c1.wav"), "--mode", "archetype",
+        ["score", str(clips / "c0.wav"), str(clips / "c1.wav"), "--config", "archetype",
          "--question", QUESTION, "--scorer", f"drame-eval:{evaluator}", "--json"]
     )  # fmt: skip
     out = capsys.readouterr()
@@ -68,7 +68,7 @@ def test_the_cut_and_the_full_scale_scaling_are_reported(evaluator, tmp_path, ca
     """DRAME-Eval rows carry the same audio facts as the LiteScorer's (30 s cut, peak, gain)."""
     long_loud = tmp_path / "long_loud.wav"
     sf.write(long_loud, 2.0 * tone(31.0, seed=3) / 0.31, 16_000, subtype="FLOAT")  # peak ~2
-    argv = ["score", str(long_loud), "--mode", "archetype", "--question", QUESTION,
+    argv = ["score", str(long_loud), "--config", "archetype", "--question", QUESTION,
             "--scorer", f"drame-eval:{evaluator}"]  # fmt: skip
     assert main([*argv, "--json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)
@@ -83,7 +83,7 @@ def test_the_cut_and_the_full_scale_scaling_are_reported(evaluator, tmp_path, ca
 def test_bad_clip_is_reported_and_mode_mismatch_refused(evaluator, capsys):
     clips = evaluator / "clips"
     status = main(
-        ["score", str(clips), "--mode", "archetype", "--question", QUESTION,
+        ["score", str(clips), "--config", "archetype", "--question", QUESTION,
          "--scorer", f"drame-eval:{evaluator}"]
     )  # fmt: skip
     out = capsys.readouterr()
@@ -92,13 +92,13 @@ def test_bad_clip_is_reported_and_mode_mismatch_refused(evaluator, capsys):
     assert "silent.wav: digital silence" in out.err and "1 of 3 clip(s)" in out.err
 
     status = main(
-        ["score", str(clips / "c0.wav"), "--mode", "realism", "--profile", "p", "--scene", "s",
+        ["score", str(clips / "c0.wav"), "--config", "realism", "--profile", "p", "--scene", "s",
          "--traits", "t", "--scorer", f"drame-eval:{evaluator}"]
     )  # fmt: skip
     assert status == 2
     assert "a DRAME-Eval evaluator for archetype, not realism" in capsys.readouterr().err
     status = main(
-        ["score", str(clips / "c0.wav"), "--mode", "archetype", "--question", QUESTION,
+        ["score", str(clips / "c0.wav"), "--config", "archetype", "--question", QUESTION,
          "--scorer", f"drame-eval:{clips}"]
     )  # fmt: skip
     assert status == 2
@@ -114,7 +114,7 @@ def test_a_missing_folder_is_reported_as_missing_not_looked_up_on_the_hub(
 ):
     spec = spec.format(tmp=tmp_path)
     status = main(
-        ["score", str(evaluator / "clips" / "c0.wav"), "--mode", "archetype", "--question",
+        ["score", str(evaluator / "clips" / "c0.wav"), "--config", "archetype", "--question",
          QUESTION, "--scorer", f"drame-eval:{spec}"]
     )  # fmt: skip
     assert status == 2
@@ -123,7 +123,7 @@ def test_a_missing_folder_is_reported_as_missing_not_looked_up_on_the_hub(
 
 def test_an_org_name_that_is_no_folder_is_tried_on_the_hub(evaluator, capsys):
     status = main(
-        ["score", str(evaluator / "clips" / "c0.wav"), "--mode", "archetype", "--question",
+        ["score", str(evaluator / "clips" / "c0.wav"), "--config", "archetype", "--question",
          QUESTION, "--scorer", "drame-eval:someone/not-a-folder"]
     )  # fmt: skip
     assert status == 2

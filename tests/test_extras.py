@@ -89,7 +89,7 @@ def test_the_core_needs_no_extra(tmp_path) -> None:
 @pytest.mark.parametrize(
     ("extra", "args"),
     [
-        ("features", ["score", str(CLIP), "--mode", "archetype", "--question", "q",
+        ("features", ["score", str(CLIP), "--config", "archetype", "--question", "q",
                       "--no-feature-cache"]),
         ("space", ["serve", "--port", "7861"]),
     ],

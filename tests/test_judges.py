@@ -642,7 +642,7 @@ def test_cli_judge_prints_scores_and_fails_on_failures(server, clip, tmp_path, c
         "judge",
         str(clip),
         str(tmp_path / "missing.wav"),
-        "--mode",
+        "--config",
         "archetype",
         "--question",
         QUESTION,
@@ -665,9 +665,23 @@ def test_cli_judge_prints_scores_and_fails_on_failures(server, clip, tmp_path, c
     assert server.count() == 6
 
 
+def test_cli_judge_is_score_with_a_judge_scorer(server, clip, capsys):
+    server.routes["good"] = lambda p, n: reply(chat_body(json.dumps(GOOD)))
+    common = [str(clip), "--config", "archetype", "--question", QUESTION, "--runs", "2", "--json"]
+    assert judge_cli(["judge", *common, "--endpoint", server.url, "--model", "good"]) == 0
+    judged = json.loads(capsys.readouterr().out)
+    assert judge_cli(["score", *common, "--scorer", f"judge:good@{server.url}"]) == 0
+    (scored,) = json.loads(capsys.readouterr().out)
+    expected = {"audio_quality": 4.0, "human_likeness": 3.0, "appropriateness": 5.0}
+    assert judged["results"][0]["scores"] == scored["scores"] == expected
+    assert judged["results"][0]["content_pass"] == scored["content_pass"] == 1.0
+    assert server.count() == 4  # two runs each, the same requests
+    assert texts(server.requests[0]) == texts(server.requests[2])
+
+
 def test_cli_rubric_options(server, clip, tmp_path, capsys):
     server.routes["good"] = lambda p, n: reply(chat_body(json.dumps(GOOD)))
-    base = ["judge", str(clip), "--mode", "archetype", "--question", QUESTION,
+    base = ["judge", str(clip), "--config", "archetype", "--question", QUESTION,
             "--endpoint", server.url, "--model", "good", "--runs", "1", "--json"]  # fmt: skip
     anchor = RUBRICS["archetype"]["human_likeness"].levels[0][1]
     rubric = tmp_path / "rubric.txt"
@@ -697,7 +711,7 @@ def test_cli_rubric_options(server, clip, tmp_path, capsys):
 def test_cli_few_shot_and_failed_as_options(train_dataset, server, clip, capsys):
     bodies = [json.dumps(GOOD), "{oops"]
     server.routes["mixed"] = lambda p, n: reply(chat_body(bodies[n % 2]))
-    base = ["judge", str(clip), "--mode", "archetype", "--question", QUESTION,
+    base = ["judge", str(clip), "--config", "archetype", "--question", QUESTION,
             "--endpoint", server.url, "--model", "mixed", "--runs", "2", "--shots", "2",
             "--train-dataset", str(train_dataset)]  # fmt: skip
     agreement = ["--exemplars", "agreement", "--label-policy", "skip"]
@@ -785,7 +799,7 @@ def test_unusable_answers_are_not_cached(server, clip, tmp_path, mode):
 def test_cli_judge_reports_corrupt_cache_entries(server, clip, tmp_path, capsys):
     server.routes["good"] = lambda p, n: reply(chat_body(json.dumps(GOOD)))
     cache = tmp_path / "cache"
-    argv = ["judge", str(clip), "--mode", "archetype", "--question", QUESTION,
+    argv = ["judge", str(clip), "--config", "archetype", "--question", QUESTION,
             "--endpoint", server.url, "--model", "good", "--runs", "2", "--timeout", "5",
             "--response-cache", str(cache)]  # fmt: skip
     assert judge_cli(argv) == 0
@@ -833,7 +847,7 @@ def test_an_endpoint_where_nothing_listens_fails_at_once_naming_the_url(clip, ca
     assert client.stats.preflights == 1 and client.stats.requests == 0  # no clip request
     assert client.stats.waits == []  # nothing was retried
 
-    argv = ["judge", str(clip), str(clip), "--mode", "archetype", "--question", QUESTION,
+    argv = ["judge", str(clip), str(clip), "--config", "archetype", "--question", QUESTION,
             "--endpoint", url, "--model", "m"]  # fmt: skip
     assert judge_cli(argv) == 2
     out, err = capsys.readouterr()
@@ -853,7 +867,7 @@ def test_the_endpoint_is_checked_once_and_progress_and_retries_are_shown(
     probed_server.routes["good"] = route
     second = tmp_path / "second.wav"
     second.write_bytes(clip.read_bytes())
-    argv = ["judge", str(clip), str(second), "--mode", "archetype", "--question", QUESTION,
+    argv = ["judge", str(clip), str(second), "--config", "archetype", "--question", QUESTION,
             "--endpoint", probed_server.url, "--model", "good", "--runs", "2",
             "--max-retries", "3"]  # fmt: skip
     assert judge_cli(argv) == 0

@@ -452,7 +452,7 @@ def test_work_that_needs_audio_stops_before_any_of_it(annotation_only, tmp_path,
     runs = {
         "train-lite": ["train-lite", "--dataset", str(annotation_only), "--out", str(tmp_path / "l")],
         "features": ["features", "--dataset", str(annotation_only), "--cache", str(tmp_path / "c")],
-        "judge": ["judge", str(tmp_path / "clip.wav"), "--mode", "realism", "--profile", "p",
+        "judge": ["judge", str(tmp_path / "clip.wav"), "--config", "realism", "--profile", "p",
                   "--scene", "s", "--traits", "t", "--model", "m", "--endpoint",
                   "http://127.0.0.1:9/v1", "--shots", "2", "--train-dataset", str(annotation_only)],
     }  # fmt: skip

@@ -122,7 +122,7 @@ def demo_scorer() -> Path:
 
 def test_score_says_a_demo_scorer_learned_from_synthetic_labels(demo_scorer, capsys):
     clip = str(sorted(LIBRIVOX.glob("*.wav"))[0])
-    argv = ["score", clip, "--mode", "archetype", "--question", "You are a firefighter. You say:",
+    argv = ["score", clip, "--config", "archetype", "--question", "You are a firefighter. You say:",
             "--scorer", f"lite:{demo_scorer}", "--quiet"]  # fmt: skip
     assert main(argv) == 0
     out = capsys.readouterr().out
@@ -238,7 +238,7 @@ def test_table_paper_prints_the_papers_rows_below_the_reproduced_ones(
 
 @pytest.mark.parametrize("argv,needle", [
     (["build", "--source", "someone/some-release", "--out", "x"], "not in the Hub cache and the Hub cannot be reached"),
-    (["score", "CLIP", "--mode", "archetype", "--question", "q", "--scorer", "lite:someone/some-scorer"], "someone/some-scorer"),
+    (["score", "CLIP", "--config", "archetype", "--question", "q", "--scorer", "lite:someone/some-scorer"], "someone/some-scorer"),
 ])  # fmt: skip
 def test_what_the_readme_says_fetches_from_the_hub_says_so_offline(
     argv, needle, tmp_path, capsys, monkeypatch
@@ -291,7 +291,7 @@ def test_score_reads_a_folder_in_every_format_and_lists_what_it_skips(
     shutil.copy(m4a[0], folder / "a.wav")
     shutil.copy(m4a[1], folder / "b.m4a")
     (folder / "notes.txt").write_text("not audio")
-    argv = ["score", str(folder), "--mode", "archetype", "--question", "You say:", "--scorer",
+    argv = ["score", str(folder), "--config", "archetype", "--question", "You say:", "--scorer",
             f"lite:{demo_scorer}", "--json", "--quiet"]  # fmt: skip
     assert main(argv) == 0
     captured = capsys.readouterr()

@@ -83,7 +83,7 @@ def test_the_files_are_the_cases_of_the_issue(loud) -> None:
 
 def test_score_cli_scores_them_and_reports_peak_and_gain(loud, capsys) -> None:
     files = [str(p) for p in loud["files"].values()]
-    common = ["--mode", "archetype", "--question", QUESTION, "--scorer", str(loud["scorers"]),
+    common = ["--config", "archetype", "--question", QUESTION, "--scorer", str(loud["scorers"]),
               "--feature-cache", str(loud["cache"]), "--quiet"]  # fmt: skip
     status = main(["score", *files, *common, "--json"])
     out = capsys.readouterr()

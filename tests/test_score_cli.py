@@ -72,7 +72,7 @@ def _score(setup, capsys, *args: str) -> tuple[int, str, str]:
 def test_archetype_json_has_every_dimension_distribution_and_pass(setup, capsys) -> None:
     clip = str(setup["clips"] / "0870.wav")
     status, out, err = _score(
-        setup, capsys, clip, "--mode", "archetype", "--question", QUESTION, "--json"
+        setup, capsys, clip, "--config", "archetype", "--question", QUESTION, "--json"
     )
     assert status == 0, err
     (row,) = json.loads(out)
@@ -88,7 +88,7 @@ def test_archetype_json_has_every_dimension_distribution_and_pass(setup, capsys)
 
 def test_realism_table_for_a_folder(setup, capsys) -> None:
     ctx = [f"--{k}={v}" for k, v in REALISM.items()]
-    status, out, err = _score(setup, capsys, str(setup["clips"]), "--mode", "realism", *ctx)
+    status, out, err = _score(setup, capsys, str(setup["clips"]), "--config", "realism", *ctx)
     assert status == 0, err
     assert out.count("transcript:") == 10
     assert "Pitch Variation" in out and "Local Scene Fit" in out and "Content Pass" not in out
@@ -102,7 +102,7 @@ def test_a_bad_clip_is_reported_and_the_others_are_scored(setup, capsys, tmp_pat
     (folder / "broken.wav").write_bytes(b"RIFF not really a wav file")
     sf.write(folder / "silent.wav", np.zeros(SR, dtype=np.float32), SR)
     status, out, err = _score(
-        setup, capsys, str(folder), "--mode", "archetype", "--question", QUESTION, "--json"
+        setup, capsys, str(folder), "--config", "archetype", "--question", QUESTION, "--json"
     )
     assert status == 1
     rows = {Path(r["id"]).name: r for r in json.loads(out)}
@@ -122,7 +122,7 @@ def test_a_cut_clip_is_reported_in_the_table_and_json(setup, capsys, tmp_path) -
     long = np.tile(speech, 2)[: 31 * SR]
     path = tmp_path / "long.wav"
     sf.write(path, 0.9 * long / np.abs(long).max(), SR)
-    args = (str(path), "--mode", "archetype", "--question", QUESTION)
+    args = (str(path), "--config", "archetype", "--question", QUESTION)
     status, out, err = _score(setup, capsys, *args, "--json")
     assert status == 0, err
     (row,) = json.loads(out)
@@ -137,13 +137,13 @@ def test_a_cut_clip_is_reported_in_the_table_and_json(setup, capsys, tmp_path) -
 
 def test_missing_context_or_scorer_is_a_usage_error(setup, capsys, tmp_path) -> None:
     clip = str(setup["clips"] / "0870.wav")
-    status, _, err = _score(setup, capsys, clip, "--mode", "realism", "--profile", "x")
+    status, _, err = _score(setup, capsys, clip, "--config", "realism", "--profile", "x")
     assert status == 2 and "--scene --traits" in err
     status = main(
-        ["score", clip, "--mode", "archetype", "--question", "q", "--scorer", str(tmp_path)]
+        ["score", clip, "--config", "archetype", "--question", "q", "--scorer", str(tmp_path)]
     )
     assert status == 2 and "no trained archetype LiteScorer" in capsys.readouterr().err
-    status = main(["score", clip, "--mode", "archetype", "--question", "q", "--scorer",
+    status = main(["score", clip, "--config", "archetype", "--question", "q", "--scorer",
                    f"drame-eval:{tmp_path / 'nowhere'}"])  # fmt: skip
     err = capsys.readouterr().err
     assert status == 2 and err.strip() == f"error: {tmp_path / 'nowhere'}: no such folder"

@@ -290,7 +290,7 @@ def test_installed_package_works_from_an_empty_folder(bundle, venv) -> None:
     assert built.returncode == 0, built.stderr
     report = json.loads((venv["empty"] / "dataset" / "build_report.json").read_text())
     assert report["languages"]["archetype"] == {"test": {"zh": 2}}
-    scored = _run(venv, "score", str(CLIP), "--mode", "archetype", "--question", QUESTION,
+    scored = _run(venv, "score", str(CLIP), "--config", "archetype", "--question", QUESTION,
                   "--scorer", f"lite:{bundle / 'scorer'}", "--json")  # fmt: skip
     assert scored.returncode == 0, scored.stderr
     (row,) = json.loads(scored.stdout)
@@ -306,7 +306,7 @@ def test_installed_package_works_from_an_empty_folder(bundle, venv) -> None:
     assert card.returncode == 0, card.stderr
     front = yaml.safe_load((venv["empty"] / "card" / "README.md").read_text().split("---\n")[1])
     assert front["library_name"] == "speech-drame" and front["model-index"]
-    missing = _run(venv, "score", str(CLIP), "--mode", "archetype", "--question", QUESTION)
+    missing = _run(venv, "score", str(CLIP), "--config", "archetype", "--question", QUESTION)
     assert missing.returncode == 2
     (line,) = missing.stderr.strip().splitlines()
     assert "no trained archetype LiteScorer" in line and "speech-drame train-lite" in line

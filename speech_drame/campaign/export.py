@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import atomic_io
+from ..errors import InputError
 from ..schema import (
     ARCHETYPE_DIMENSIONS,
     CONTENT_PASS,
@@ -65,7 +66,7 @@ NOT_COLLECTED: tuple[str, ...] = tuple(
 )
 
 
-class ExportError(ValueError):
+class ExportError(InputError):
     """The release cannot be written (an existing OUT, an unknown split, missing audio)."""
 
 

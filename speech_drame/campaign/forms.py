@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import InputError
 from ..prompts import RUBRICS
 from ..schema import (
     CONTENT_PASS,
@@ -30,7 +31,7 @@ REALISM_COMMENTS = "comments"
 _GATE_OF = dict(EMOTION_GATES)  # gated dimension -> the dimension that gates it
 
 
-class FormError(ValueError):
+class FormError(InputError):
     """An answer the page should not have sent; ``field`` names it."""
 
     def __init__(self, field: str, message: str):

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ..errors import InputError
 from ..extras import require
 from ..schema import Config, check_config
 from .records import TASK_KINDS, Answers, CampaignClip, StoredRating, TaskKind
@@ -111,7 +112,7 @@ ratings_table = sa.Table(
 )
 
 
-class CampaignError(ValueError):
+class CampaignError(InputError):
     """A campaign that cannot be opened or created, or a request it refuses (unknown rater,
     task of another rater, duplicate name); the message names the rater, task or clip, for the
     administrator. ``public`` is what a rater may be told of a refused submission: it names no

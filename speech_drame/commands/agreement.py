@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from ..labels import describe_label_policy
-from .options import add_label_policy_option
+from .options import add_config_option, add_label_policy_option
 
 
 def agreement_report(
@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
 def register(subparsers) -> None:
     parser = subparsers.add_parser("agreement", help=__doc__.split(": ", 1)[1])
     parser.add_argument("--dataset", default="speech-drame", help="built dataset folder or name")
-    parser.add_argument("--config", default="realism", choices=("archetype", "realism"))
+    add_config_option(parser, required=False, default="realism")
     parser.add_argument("--split", default="test")
     add_label_policy_option(
         parser, "(a gated N/A, or a quality rating after a failed Content Pass; counted either way)"

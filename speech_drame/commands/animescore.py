@@ -5,7 +5,7 @@ so the commands work from any current folder; ``demo-pairs`` writes them that wa
 cannot be read is reported and the rest goes on: ``score`` scores the other files, ``train``
 and ``baseline`` leave out the pairs of that clip; the exit status is then 1.
 
-``train --config`` takes a preset name or YAML file (default ``released``, the AnimeScore
+``train --preset`` takes a preset name or YAML file (default ``released``, the AnimeScore
 release's settings); single options override it and the model folder records both.
 ``--pair-convention`` (default ``released``) is stated in every printed and saved result.
 """
@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from ..atomic_io import write_json, write_text
-from .options import add_feature_cache_options, feature_cache
+from .options import add_feature_cache_options, add_renamed_option, feature_cache
 
 
 def _pairs(csv_path: str, args: argparse.Namespace):
@@ -86,7 +86,7 @@ def _train(args: argparse.Namespace) -> int:
         for dest, field in OVERRIDES.items()
         if getattr(args, dest) is not None
     }
-    config = replace(load_config(args.config), **overrides)
+    config = replace(load_config(args.preset), **overrides)
     if (
         args.val_pairs
         and args.test_pairs
@@ -107,7 +107,7 @@ def _train(args: argparse.Namespace) -> int:
         pairs, encoder, config, feature_cache(args), log, not args.quiet, val_pairs
     )
     s = ranker.summary
-    s["config_source"], s["config_overrides"] = args.config, overrides
+    s["config_source"], s["config_overrides"] = args.preset, overrides
     problems = _report_unreadable("train", s["unreadable"], s["pairs_left_out"])
     out = ranker.save(args.out)
     metrics = {}
@@ -119,7 +119,7 @@ def _train(args: argparse.Namespace) -> int:
             problems += _report_unreadable(name, m["unreadable"], m["pairs_left_out"])
     write_json(out / "metrics.json", metrics)
     changed = ", ".join(f"{k}={v}" for k, v in overrides.items()) or "none"
-    print(f"config {config.name} ({args.config}; overridden: {changed})")
+    print(f"config {config.name} ({args.preset}; overridden: {changed})")
     print(_convention_line(pairs.convention))
     print(
         f"saved {out} (best epoch {s['best_epoch']} of {s['epochs_run']}, "
@@ -241,7 +241,9 @@ def register(subparsers) -> None:
     train = actions.add_parser("train", help="train the BiLSTM ranker on preference pairs")
     _pair_args(train, seed=None)
     train.add_argument("--out", required=True, help="folder for model.safetensors + config.json")
-    train.add_argument(
+    add_renamed_option(
+        train,
+        "--preset",
         "--config",
         default=DEFAULT_CONFIG,
         help="ranker settings: a YAML file (configs/animescore_released.yaml, "

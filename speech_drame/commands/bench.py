@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..distributed import check_shard_args, rank_world
 from ..scorers.base import MIN_LABEL_MASS, check_min_label_mass, synthetic_labels_warning
-from .options import add_scorer_options, add_shard_options, scorer_from_args
+from .options import add_config_option, add_scorer_options, add_shard_options, scorer_from_args
 
 
 def parse_systems(specs: list[str], systems_dir: str | None) -> dict[str, str]:
@@ -43,9 +43,9 @@ def _print_retry(message: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from speech_drame.errors import SpeechDrameError
     from speech_drame.rolebench import report, scenarios
     from speech_drame.rolebench import run as bench_run
-    from speech_drame.scorers.base import ScorerError
     from speech_drame.stats import check_human_scores
 
     try:
@@ -65,9 +65,9 @@ def run(args: argparse.Namespace) -> int:
             check_human_scores(human, systems)  # before scoring, not after
         plan = bench_run.plan_work(scenario_set, systems)
         scorer = scorer_from_args(args, scenario_set.mode, on_retry=_print_retry)
-    except (ValueError, OSError, ScorerError) as exc:
+    except (SpeechDrameError, ValueError, OSError) as exc:  # refused before any work
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return getattr(exc, "exit_code", 2)
     rank, world, state = rank_world(args.rank, args.world_size)
     if state is None and world == 1:
         bench_run.merge_shards(args.out)  # rows of shards left behind are older than this run's
@@ -153,7 +153,11 @@ def register(subparsers) -> None:
         required=True,
         help="scenario JSONL (archetype, realism or multi-turn) or a Hub-ready dataset folder",
     )
-    parser.add_argument("--config", choices=("archetype", "realism"), help="mode / dataset config")
+    add_config_option(
+        parser,
+        required=False,
+        help="dataset config (a dataset folder needs it; a scenario file's is read from its rows)",
+    )
     parser.add_argument("--split", default="test", help="dataset split (default: test)")
     parser.add_argument("--system", action="append", default=[], metavar="NAME=FOLDER")
     parser.add_argument("--systems-dir", help="a folder whose subfolders are the systems")
@@ -185,5 +189,5 @@ def register(subparsers) -> None:
     add_shard_options(parser, "; the last to finish writes the leaderboard")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    add_scorer_options(parser)
+    add_scorer_options(parser, shared=("--batch-size", "--workers"))  # they size the chunks
     parser.set_defaults(func=run)

@@ -92,28 +92,25 @@ def _ask(question: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..data.build import BuildError, build_dataset, default_output, summarize
+    from ..data.build import build_dataset, default_output, summarize
     from ..data.release import parse_split_map
 
     token = push_token(args)
-    try:
-        report = build_dataset(
-            args.source,
-            args.out or default_output(args.source),
-            split_map=parse_split_map(args.split_map),
-            skip_invalid=args.skip_invalid,
-            overwrite=args.overwrite,
-            license_id=args.license,
-            license_name=args.license_name,
-            license_link=args.license_link,
-            source_note=args.source_note,
-            progress=not args.quiet,
-            revision=args.revision,
-            ask_license=_ask if sys.stdin.isatty() else None,
-            audio_dirs=args.audio_dir,
-        )
-    except BuildError as exc:  # an output folder refused: bad usage, like a bad record
-        raise ValueError(str(exc)) from None
+    report = build_dataset(
+        args.source,
+        args.out or default_output(args.source),
+        split_map=parse_split_map(args.split_map),
+        skip_invalid=args.skip_invalid,
+        overwrite=args.overwrite,
+        license_id=args.license,
+        license_name=args.license_name,
+        license_link=args.license_link,
+        source_note=args.source_note,
+        progress=not args.quiet,
+        revision=args.revision,
+        ask_license=_ask if sys.stdin.isatty() else None,
+        audio_dirs=args.audio_dir,
+    )
     for message in report.cleanup:
         print(message)
     if report.source_hub:

@@ -14,6 +14,8 @@ import json
 import sys
 from pathlib import Path
 
+from .options import add_config_option
+
 _LISTED = 5  # clips left out that the terminal names (the count covers them all)
 INVITE_BASE = "http://127.0.0.1:8000"  # `campaign serve` with its default --host and --port
 
@@ -153,7 +155,7 @@ def register(subparsers) -> None:
         metavar="SCENARIOS.jsonl",
         help="with a folder: scenario file (id + context); a file's scenario is its stem",
     )
-    create.add_argument("--config", required=True, choices=("archetype", "realism"))
+    add_config_option(create)
     create.add_argument(
         "--raters-per-clip", type=int, required=True, metavar="K", help="ratings wanted per clip"
     )

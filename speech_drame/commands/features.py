@@ -13,7 +13,7 @@ import argparse
 from datetime import timedelta
 
 from ..schema import CONFIGS
-from .options import add_shard_options
+from .options import add_config_option, add_shard_options
 
 BARRIER_TIMEOUT = timedelta(hours=24)  # ranks finish their shares hours apart on a large split
 
@@ -65,8 +65,8 @@ def register(subparsers) -> None:
         "failed (listed with its reason).",
     )
     parser.add_argument("--dataset", default="speech-drame", help="built dataset folder")
-    parser.add_argument(
-        "--config", choices=(*CONFIGS, "all"), default="all", help="dataset config(s)"
+    add_config_option(
+        parser, required=False, default="all", choices=(*CONFIGS, "all"), help="dataset config(s)"
     )
     parser.add_argument(
         "--splits", help="comma-separated splits, e.g. train,test (default: every split)"

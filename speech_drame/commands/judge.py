@@ -1,5 +1,7 @@
 """`speech-drame judge`: score clips with a zero/few-shot audio LLM over an OpenAI-style API.
 
+``judge CLIP... --endpoint URL --model NAME`` is ``score CLIP... --scorer judge:NAME@URL`` with
+the judge's own report: every request behind the scores, its failures and what counted as 1.
 The endpoint is checked once before the first request: when nothing listens there the command
 stops at once with one line naming the URL. A progress bar runs over the clips, and retries
 (429/5xx/timeouts) are printed to stderr as they happen.
@@ -11,19 +13,30 @@ import argparse
 import json
 import sys
 
-from ..schema import CONFIGS
 from .options import (
     add_chat_options,
+    add_config_option,
     add_context_options,
     add_judge_options,
-    context_from_args,
-    judge_options,
 )
+from .score import score_clips
+
+
+def judge_spec(model: str | None, endpoint: str | None) -> str:
+    """The scorer spec of ``--model`` and ``--endpoint``: ``judge:MODEL@URL``, either part
+    left out when not given (its environment variable names it).
+
+    Example:
+        >>> judge_spec("qwen2-audio", "http://127.0.0.1:8000/v1"), judge_spec(None, None)
+        ('judge:qwen2-audio@http://127.0.0.1:8000/v1', 'judge')
+    """
+    target = (model or "") + (f"@{endpoint}" if endpoint else "")
+    return f"judge:{target}" if target else "judge"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("clips", nargs="+", metavar="CLIP", help="audio files to judge")
-    parser.add_argument("--mode", required=True, choices=CONFIGS)
+    parser.add_argument("clips", nargs="+", metavar="CLIP", help="audio files or folders")
+    add_config_option(parser, old="--mode")
     add_context_options(parser)
     add_chat_options(parser, temperature=1.0)
     add_judge_options(parser)
@@ -66,28 +79,18 @@ def _table(results: list, errors: list[tuple[str, str]], scorer, corrupt: int = 
 def run(args: argparse.Namespace) -> int:
     from tqdm.auto import tqdm
 
-    from ..audio import AudioError
-    from ..judges import make_item
     from ..labels import describe_label_policy
-    from ..scorers.judge import JudgeScorer
 
     def say(line: str) -> None:  # a line on stderr that does not break the progress bar
         tqdm.write(line, file=sys.stderr)
 
-    context = context_from_args(args, args.mode)
     if args.shots and not args.train_dataset:
         raise ValueError("--shots needs --train-dataset")
-    scorer = JudgeScorer(args.model, args.endpoint, args.mode, judge_options(args), on_retry=say)
-    results, errors = [], []
-    with tqdm(args.clips, unit="clip", file=sys.stderr, disable=args.quiet) as bar:
-        for clip in bar:
-            try:
-                item = make_item(clip, clip_id=clip, **context)
-            except AudioError as exc:
-                errors.append((clip, str(exc)))
-                continue
-            results.append(scorer.judge.judge_item(item))  # EndpointUnreachable stops the run
-    stats = scorer.client.stats
+    args.scorer = judge_spec(args.model, args.endpoint)
+    scorer, scored = score_clips(args, announce=False, on_retry=say, single_bar=True)
+    results = [s.judgement for s in scored if s.judgement is not None]
+    errors = [(s.id, s.error) for s in scored if s.judgement is None and not s.ok]
+    stats = scorer.stats
     if args.json:
         options = scorer.options
         out = {
@@ -109,6 +112,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("judge", help=__doc__.split("\n", 1)[0].split(": ", 1)[1])
+    parser = subparsers.add_parser(
+        "judge",
+        help=__doc__.split("\n", 1)[0].split(": ", 1)[1],
+        description=__doc__.split("\n\n")[1].replace("\n", " ").replace("``", ""),
+    )
     add_arguments(parser)
-    parser.set_defaults(func=run)
+    # the score path's settings of the other scorer kinds: none
+    parser.set_defaults(func=run, workers=None, batch_size=None, device=None, decoding=None,
+                        feature_cache=None, no_feature_cache=True)  # fmt: skip

@@ -1,14 +1,62 @@
-"""Option groups shared by the commands: context texts, the feature cache, the chat endpoint,
-the scorer (``--scorer SPEC`` with the settings of each kind) and a push to the Hub."""
+"""Option groups shared by the commands: the config, context texts, the feature cache, the chat
+endpoint, the scorer (``--scorer SPEC`` with the settings of each kind) and a push to the Hub."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..errors import UsageError
 from ..labels import DEFAULT_LABEL_POLICY, LABEL_POLICIES
-from ..schema import CONTEXTS, Config
+from ..schema import CONFIGS, CONTEXTS, Config
+
+
+class DeprecatedAlias(argparse.Action):
+    """An old spelling of an option, accepted for one release and left out of the help: it
+    stores into the new option's ``dest`` after one line on stderr (``OLD is deprecated; use
+    NEW``)."""
+
+    def __init__(self, option_strings, dest, *, new: str, **kwargs) -> None:
+        self.new = new
+        super().__init__(option_strings, dest, help=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        print(f"{option_string} is deprecated; use {self.new}", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def add_renamed_option(
+    parser: Any, new: str, old: str, *, required: bool = False, **kwargs: Any
+) -> None:
+    """Option ``new`` (``kwargs`` as for ``add_argument``) with its old spelling ``old`` still
+    accepted (:class:`DeprecatedAlias`); ``required``: one of the two must be given."""
+    dest = kwargs.pop("dest", new.lstrip("-").replace("-", "_"))
+    group = parser.add_mutually_exclusive_group(required=required) if required else parser
+    group.add_argument(new, dest=dest, **kwargs)
+    alias = {k: v for k, v in kwargs.items() if k in ("choices", "type", "metavar")}
+    group.add_argument(old, dest=dest, action=DeprecatedAlias, new=new, **alias)
+
+
+def add_config_option(
+    parser: Any,
+    *,
+    required: bool = True,
+    default: str | None = None,
+    choices: Sequence[str] = CONFIGS,
+    help: str | None = None,
+    old: str | None = None,
+) -> None:
+    """``--config archetype|realism``, the one name of the config on every command (``old``: a
+    spelling it replaced, still accepted with a deprecation line)."""
+    kwargs: dict[str, Any] = {"choices": tuple(choices), "default": default, "help": help}
+    if old is None:
+        parser.add_argument("--config", required=required, **kwargs)
+    else:
+        add_renamed_option(parser, "--config", old, required=required, **kwargs)
+
 
 CONTEXT_HELP = {
     "question": "archetype: the role-play prompt (role and scene)",
@@ -16,6 +64,60 @@ CONTEXT_HELP = {
     "scene": "realism: the local scene",
     "traits": "realism: the character's style traits",
 }
+
+
+GIVEN = "scorer_settings_given"  # Namespace attribute: each scorer setting given -> its kind
+
+
+class KindSetting(argparse.Action):
+    """A setting of one scorer kind: stored as ``store`` (``store_true`` when ``flag``) does,
+    and noted in ``args.scorer_settings_given`` so that :func:`scorer_from_args` refuses it
+    for a scorer of another kind."""
+
+    def __init__(self, option_strings, dest, *, kind: str, flag: bool = False, **kwargs) -> None:
+        self.kind = kind
+        if flag:
+            kwargs.update(nargs=0, const=True, default=kwargs.get("default", False))
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        setattr(namespace, self.dest, self.const if self.nargs == 0 else values)
+        given = getattr(namespace, GIVEN, None) or {}
+        setattr(namespace, GIVEN, {**given, self.option_strings[0]: self.kind})
+
+
+class _KindGroup:
+    """An argument group whose options are :class:`KindSetting` of one scorer ``kind``."""
+
+    def __init__(self, group: Any, kind: str) -> None:
+        self.group, self.kind = group, kind
+
+    def add_argument(self, *flags: str, action: str | None = None, **kwargs: Any) -> Any:
+        if action not in (None, "store_true"):
+            raise TypeError(f"a scorer setting is stored or a flag, not action={action!r}")
+        return self.group.add_argument(
+            *flags, action=KindSetting, kind=self.kind, flag=action == "store_true", **kwargs
+        )
+
+
+def _option_group(parser: Any, title: str, kind: str | None) -> Any:
+    """The argument group ``title``; for a scorer ``kind``, titled ``KIND: title`` and holding
+    :class:`KindSetting` options."""
+    if kind is None:
+        return parser.add_argument_group(title)
+    return _KindGroup(parser.add_argument_group(f"{kind}: {title}"), kind)
+
+
+def check_scorer_settings(args: argparse.Namespace, spec: Any) -> None:
+    """Refuse a setting of another kind than the scorer ``spec``
+    (:class:`~speech_drame.scorers.specs.ScorerSpec`) in use.
+
+    Raises:
+        UsageError: naming the option, its kind and the scorer in use.
+    """
+    for option, kind in (getattr(args, GIVEN, None) or {}).items():
+        if kind != spec.kind:
+            raise UsageError(f"{option} is a {kind}: option; the scorer in use is {spec}")
 
 
 def add_context_options(parser: argparse.ArgumentParser) -> None:
@@ -33,13 +135,14 @@ def context_from_args(args: argparse.Namespace, config: Config) -> dict[str, str
     """
     missing = [f"--{c}" for c in CONTEXTS[config] if not (getattr(args, c) or "").strip()]
     if missing:
-        raise ValueError(f"--mode {config} needs {' '.join(missing)}")
+        raise ValueError(f"--config {config} needs {' '.join(missing)}")
     return {c: getattr(args, c) for c in CONTEXTS[config]}
 
 
-def add_feature_cache_options(parser: argparse.ArgumentParser) -> None:
-    """``--feature-cache DIR`` and ``--no-feature-cache``."""
-    group = parser.add_argument_group("feature cache")
+def add_feature_cache_options(parser: argparse.ArgumentParser, kind: str | None = None) -> None:
+    """``--feature-cache DIR`` and ``--no-feature-cache`` (settings of scorer ``kind``, if
+    given)."""
+    group = _option_group(parser, "feature cache", kind)
     group.add_argument(
         "--feature-cache",
         help="feature cache folder (default: $SPEECH_DRAME_CACHE or ~/.cache/speech-drame/features)",
@@ -55,11 +158,15 @@ def feature_cache(args: argparse.Namespace) -> Any:
 
 
 def add_chat_options(
-    parser: argparse.ArgumentParser, temperature: float = 0.0, endpoint: bool = True
+    parser: argparse.ArgumentParser,
+    temperature: float = 0.0,
+    endpoint: bool = True,
+    kind: str | None = None,
 ) -> None:
     """Options of a chat endpoint: ``--endpoint`` and ``--model`` (unless ``endpoint`` is
-    false: a scorer spec ``judge:MODEL@URL`` names them), retries, the response cache."""
-    group = parser.add_argument_group("chat endpoint")
+    false: a scorer spec ``judge:MODEL@URL`` names them), retries, the response cache
+    (settings of scorer ``kind``, if given)."""
+    group = _option_group(parser, "chat endpoint", kind)
     if endpoint:
         group.add_argument(
             "--endpoint",
@@ -96,11 +203,13 @@ def add_label_policy_option(group: Any, where: str) -> None:
     )
 
 
-def add_judge_options(parser: argparse.ArgumentParser, failed_as: bool = True) -> None:
+def add_judge_options(
+    parser: argparse.ArgumentParser, failed_as: bool = True, kind: str | None = None
+) -> None:
     """How a chat judge asks and counts (rubric, JSON runs or logprobs, few-shot exemplars and
     their gold labels, unusable answers; ``failed_as=False`` for a command whose own
-    ``--failed-as`` decides)."""
-    group = parser.add_argument_group("chat judge")
+    ``--failed-as`` decides; settings of scorer ``kind``, if given)."""
+    group = _option_group(parser, "chat judge", kind)
     group.add_argument(
         "--rubric",
         metavar="FILE|none",
@@ -171,42 +280,69 @@ def judge_options(args: argparse.Namespace):
     )  # fmt: skip
 
 
-def add_scorer_settings(group: Any, workers: bool = True) -> None:
-    """The settings of the scorer kinds that have them: ``--workers`` (LiteScorer),
-    ``--batch-size``, ``--device`` and ``--decoding`` (DRAME-Eval)."""
+def _scorer_settings(workers: bool) -> list[tuple[str, str, dict[str, Any]]]:
+    """``(kind, option, add_argument keywords)`` of the settings of the LiteScorer
+    (``--workers``, unless ``workers`` is false) and DRAME-Eval."""
     from ..scorers.drame_eval import DECODINGS
 
-    if workers:
-        group.add_argument(
-            "--workers", type=int, help="LiteScorer: clips analysed at once (default: one per core)"
+    lite = [
+        (
+            "--workers",
+            {"type": int, "help": "LiteScorer: clips analysed at once (default: one per core)"},
         )
-    group.add_argument("--batch-size", type=int, default=4, help="DRAME-Eval: clips per forward")
-    group.add_argument("--device", help="DRAME-Eval: torch device, e.g. cuda:0 (default: CPU)")
-    group.add_argument(
-        "--decoding",
-        choices=list(DECODINGS),
-        help="DRAME-Eval: how a score is read from the answer's next-token distribution "
-        "(default: expectation): " + "; ".join(f"{k}: {v}" for k, v in DECODINGS.items()),
-    )
+    ]
+    drame = [
+        ("--batch-size", {"type": int, "default": 4, "help": "DRAME-Eval: clips per forward"}),
+        ("--device", {"help": "DRAME-Eval: torch device, e.g. cuda:0 (default: CPU)"}),
+        ("--decoding", {"choices": list(DECODINGS),
+                        "help": "DRAME-Eval: how a score is read from the answer's next-token "
+                        "distribution (default: expectation): "
+                        + "; ".join(f"{k}: {v}" for k, v in DECODINGS.items())}),
+    ]  # fmt: skip
+    return [("lite", *o) for o in lite if workers] + [("drame-eval", *o) for o in drame]
 
 
-def add_scorer_options(parser: argparse.ArgumentParser, workers: bool = True) -> None:
-    """``--scorer SPEC`` and the settings of each scorer kind (feature cache and workers for a
-    LiteScorer, batch size and device for DRAME-Eval, the judge options for a chat judge)."""
+def add_scorer_settings(group: Any, workers: bool = True) -> None:
+    """The settings of the scorer kinds that have them, in one ``group``: ``--workers``
+    (LiteScorer), ``--batch-size``, ``--device`` and ``--decoding`` (DRAME-Eval)."""
+    for _, option, kwargs in _scorer_settings(workers):
+        group.add_argument(option, **kwargs)
+
+
+def add_scorer_options(
+    parser: argparse.ArgumentParser, workers: bool = True, shared: tuple[str, ...] = ()
+) -> None:
+    """``--scorer SPEC`` and the settings of each scorer kind, in a group per kind (feature
+    cache and workers for a LiteScorer, batch size, device and decoding for DRAME-Eval, the
+    judge options for a chat judge); :func:`scorer_from_args` refuses a setting of another
+    kind than the scorer's. The options in ``shared`` are the command's own for every kind
+    (bench: ``--batch-size`` and ``--workers`` also size its chunks): in the scorer group."""
     from ..scorers.specs import SPEC_HELP
 
     group = parser.add_argument_group("scorer")
     group.add_argument("--scorer", metavar="SPEC", default="lite", help=SPEC_HELP)
-    add_scorer_settings(group, workers)
-    add_feature_cache_options(parser)
-    add_judge_options(parser)
-    add_chat_options(parser, temperature=1.0, endpoint=False)
+    kinds = {
+        kind: _option_group(parser, "scorer settings", kind) for kind in ("lite", "drame-eval")
+    }
+    for kind, option, kwargs in _scorer_settings(workers):
+        target = group if option in shared else kinds[kind]
+        if option == "--decoding":  # load_scorer refuses it for another kind, in its own words
+            target = getattr(target, "group", target)
+        target.add_argument(option, **kwargs)
+    add_feature_cache_options(parser, kind="lite")
+    add_judge_options(parser, kind="judge")
+    add_chat_options(parser, temperature=1.0, endpoint=False, kind="judge")
 
 
 def scorer_from_args(args: argparse.Namespace, config: Config, on_retry=None):
-    """The scorer ``--scorer`` names for ``config``, with the settings given."""
-    from ..scorers.specs import load_scorer
+    """The scorer ``--scorer`` names for ``config``, with the settings given.
 
+    Raises:
+        UsageError: a setting of another scorer kind (:func:`check_scorer_settings`).
+    """
+    from ..scorers.specs import load_scorer, parse_spec
+
+    check_scorer_settings(args, parse_spec(args.scorer))
     return load_scorer(
         args.scorer, config, cache=feature_cache(args), workers=getattr(args, "workers", None),
         batch_size=args.batch_size, device=args.device, decoding=args.decoding,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..schema import CONFIGS
+from .options import add_config_option
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
 def register(subparsers) -> None:
     parser = subparsers.add_parser("scenarios", help=__doc__.split("\n")[0].split(": ", 1)[1])
     parser.add_argument("--dataset", required=True, help="built dataset folder")
-    parser.add_argument("--config", required=True, choices=CONFIGS)
+    add_config_option(parser)
     parser.add_argument("--split", default="test")
     parser.add_argument("--out", required=True, metavar="SCENARIOS.jsonl", help="file to write")
     parser.set_defaults(func=run)

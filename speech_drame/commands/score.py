@@ -8,14 +8,21 @@ import sys
 from pathlib import Path
 
 from ..audio import AUDIO_SUFFIXES
-from ..schema import CONFIGS
 from ..scorers.base import (
     MIN_LABEL_MASS,
     ClipInput,
+    ClipScores,
+    Scorer,
     check_min_label_mass,
     synthetic_labels_warning,
 )
-from .options import add_context_options, add_scorer_options, context_from_args, scorer_from_args
+from .options import (
+    add_config_option,
+    add_context_options,
+    add_scorer_options,
+    context_from_args,
+    scorer_from_args,
+)
 
 
 def expand_clips(paths: list[str]) -> tuple[list[str], list[str]]:
@@ -81,20 +88,32 @@ def format_clip(result, min_label_mass: float = MIN_LABEL_MASS) -> str:
     return "\n".join(lines)
 
 
-def run(args: argparse.Namespace) -> int:
-    check_min_label_mass(args.min_label_mass)
-    context = context_from_args(args, args.mode)
+def score_clips(
+    args: argparse.Namespace, announce: bool = True, on_retry=None, single_bar: bool = False
+) -> tuple[Scorer, list[ClipScores]]:
+    """The score path of every command that scores clips (``score``, ``judge``): the clips
+    (folders expanded, what was passed over said on stderr), the scorer ``--scorer`` names with
+    its settings (``announce``: its description on stderr unless ``--quiet``) and its
+    ``(scorer, results)`` for them, in order; a progress bar unless ``--quiet``, over more than
+    one clip (``single_bar``: over one too)."""
+    context = context_from_args(args, args.config)
     clips, skipped = expand_clips(args.clips)
     if skipped:
         shown = "; ".join(skipped[:_LISTED]) + (" ..." if len(skipped) > _LISTED else "")
         print(f"skipped {len(skipped)} file(s) of the folder(s): {shown}", file=sys.stderr)
     if not clips:
         raise ValueError(f"no audio files ({', '.join(AUDIO_SUFFIXES)}) in {args.clips}")
-    scorer = scorer_from_args(args, args.mode)
-    if not args.quiet:
+    scorer = scorer_from_args(args, args.config, on_retry=on_retry)
+    if announce and not args.quiet:
         print(f"scorer: {scorer.description} [{scorer.id}]", file=sys.stderr)
     inputs = [ClipInput(clip, clip, context) for clip in clips]
-    results = scorer.score(inputs, progress=len(clips) > 1 and not args.quiet)
+    progress = (single_bar or len(clips) > 1) and not args.quiet
+    return scorer, scorer.score(inputs, progress=progress)
+
+
+def run(args: argparse.Namespace) -> int:
+    check_min_label_mass(args.min_label_mass)
+    scorer, results = score_clips(args)
     warning = synthetic_labels_warning(scorer)
     if args.json:
         rows = [r.to_dict(args.min_label_mass) for r in results]
@@ -115,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
     for r in failed:
         print(f"not scored ({r.error_kind} error): {r.error}", file=sys.stderr)
     if failed:
-        print(f"{len(failed)} of {len(clips)} clip(s) could not be scored", file=sys.stderr)
+        print(f"{len(failed)} of {len(results)} clip(s) could not be scored", file=sys.stderr)
         return 1
     return 0
 
@@ -128,7 +147,7 @@ def register(subparsers) -> None:
         "1..5 distribution and, for archetype, the Content Pass probability.",
     )
     parser.add_argument("clips", nargs="+", metavar="CLIP", help="audio files or folders")
-    parser.add_argument("--mode", choices=CONFIGS, required=True)
+    add_config_option(parser, old="--mode")
     add_context_options(parser)
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")

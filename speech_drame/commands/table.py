@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from .options import add_label_policy_option
+from .options import add_config_option, add_label_policy_option
 
 
 def add_table_options(
@@ -20,7 +20,7 @@ def add_table_options(
 
     group = parser.add_argument_group("table")
     group.add_argument("--dataset", default=dataset_default, help=dataset_help)
-    group.add_argument("--config", required=True, choices=("archetype", "realism"))
+    add_config_option(group)
     group.add_argument("--split", default="test")
     add_label_policy_option(group, "in the references")
     group.add_argument("--format", default="markdown", choices=FORMATS, help="table format")

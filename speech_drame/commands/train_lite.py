@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..schema import CONFIGS
 from .options import (
     add_feature_cache_options,
     add_label_policy_option,
@@ -58,7 +59,7 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--configs",
         nargs="+",
-        choices=["archetype", "realism"],
+        choices=CONFIGS,
         help="configs to train (default: every config the dataset has)",
     )
     parser.add_argument("--epochs", type=int, default=150)

@@ -21,10 +21,11 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 from ..audio import AUDIO_SUFFIXES
+from ..errors import InputError
 from .release import ARCHIVE_SUFFIXES, UnpackBudget, extract_archives
 
 
-class AudioDirError(ValueError):
+class AudioDirError(InputError):
     """An ``--audio-dir`` that cannot be used: missing, or two different files under one name."""
 
 

@@ -36,6 +36,7 @@ import pyarrow.parquet as pq
 
 from .. import atomic_io
 from ..audio import AudioError, load_audio
+from ..errors import SpeechDrameError
 from ..schema import (
     CONFIGS,
     SEMANTIC_MATCH,
@@ -66,7 +67,7 @@ UNSTATED = "unstated"  # build report key for clips whose release gives no langu
 OWNER_FILE = ".build-pid"  # in a staging folder while its build runs: the builder's process id
 
 
-class BuildError(RuntimeError):
+class BuildError(SpeechDrameError, RuntimeError):
     """The release cannot be built (nothing to build, an output folder that may not be replaced)."""
 
 

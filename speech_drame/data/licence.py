@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import InputError
+
 CARD = "README.md"
 LICENSE_FILES = ("LICENSE", "LICENSE.md", "LICENSE.txt", "LICENCE", "LICENCE.md", "COPYING")
 LICENSE_ID = re.compile(r"[a-z0-9][a-z0-9.+-]*")
@@ -37,7 +39,7 @@ KNOWN_TEXTS = (
 )
 
 
-class LicenceError(ValueError):
+class LicenceError(InputError):
     """No usable licence: none given nor found, or an ``other`` without its name and link."""
 
 

@@ -26,6 +26,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..errors import InputError
 from ..schema import CONFIGS, Config, check_config
 
 AUDIO = "audio"
@@ -33,7 +34,7 @@ _AUDIO_PATH = "audio.path"  # a small leaf of the audio struct: null exactly whe
 ATTACH_HINT = "attach it with `speech-drame build --source RELEASE --audio-dir DIR`"
 
 
-class DatasetError(ValueError):
+class DatasetError(InputError):
     """A dataset folder, config, split or column that cannot be read; the message names it."""
 
 

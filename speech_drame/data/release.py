@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import IO
 
+from ..errors import InputError
 from ..jsonl import is_json_array
 from ..schema import DATA_DIRS, SPLITS, Config, RecordError
 
@@ -70,7 +71,7 @@ class UnpackBudget:
             )
 
 
-class ArchiveError(ValueError):
+class ArchiveError(InputError):
     """An archive of the release cannot be unpacked safely; the message names archive and member."""
 
 

@@ -31,11 +31,13 @@ import numpy as np
 
 from speech_drame.audio import AudioError, load_audio
 
+from ..errors import SetupError
+
 ESPEAK_BASE_WPM = 175  # espeak-ng's default speaking rate
 PIPER_SENTENCE_SILENCE = 0.2  # seconds between sentences of one line
 
 
-class TTSError(RuntimeError):
+class TTSError(SetupError, RuntimeError):
     """A TTS engine that is missing or failed; the message names voice, text and reason."""
 
 

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import SetupError
 from .cache import ResponseCache, request_key
 from .parse import message_text
 
@@ -43,7 +44,7 @@ class JudgeRequestError(RuntimeError):
         super().__init__(f"{url}: {reason}")
 
 
-class EndpointUnreachable(ConnectionError):
+class EndpointUnreachable(SetupError, ConnectionError):
     """Nothing answers at the judge endpoint (found by the check before the first request)."""
 
     def __init__(self, url: str, reason: str):

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..audio import Audio, AudioFacts, AudioSource
+from ..errors import SetupError
 from ..schema import CONTENT_PASS, SCORE_MAX, SCORE_MIN, Config
 
 ErrorKind = Literal["input", "model"]
@@ -53,7 +54,7 @@ def unreliable_dimensions(label_mass: Mapping[str, float], threshold: float) -> 
     return [dim for dim, mass in label_mass.items() if mass < threshold]
 
 
-class ScorerError(RuntimeError):
+class ScorerError(SetupError, RuntimeError):
     """A scorer that cannot be used (missing, malformed, for another config, bad spec)."""
 
 
@@ -82,7 +83,9 @@ class ClipScores:
     heard, when the scorer runs one; ``language``: the spoken language its ASR identified
     (``zh``, ``en``, ``other`` or ``unknown``; see :mod:`speech_drame.languages`) and
     ``language_probability`` how sure it was, when the scorer runs one; ``audio``: what reading
-    the clip measured and did (the 30 s cut, peak, gain).
+    the clip measured and did (the 30 s cut, peak, gain); ``judgement``: for a chat judge, its
+    :class:`~speech_drame.judges.JudgeResult` (every request behind the scores, failed ones
+    too; not in :meth:`to_dict`).
     """
 
     id: str
@@ -97,6 +100,7 @@ class ClipScores:
     audio: AudioFacts | None = None
     error: str | None = None
     error_kind: ErrorKind | None = None
+    judgement: Any = None
 
     @property
     def ok(self) -> bool:

@@ -124,6 +124,12 @@ class JudgeScorer:
         )
         self.training_data = None
 
+    @property
+    def stats(self) -> Any:
+        """The request counters of its client so far (:class:`~speech_drame.judges.client.ClientStats`:
+        requests, cache hits, corrupt cache entries, ...)."""
+        return self.client.stats
+
     def score(self, clips: Iterable[ClipInput], *, progress: bool = False) -> list[ClipScores]:
         from tqdm.auto import tqdm
 
@@ -150,7 +156,9 @@ class JudgeScorer:
     def _scores(self, clip_id: str, result: Any) -> ClipScores:
         if not result.ok:
             why = "; ".join(result.reasons) or "no usable answer"
-            return ClipScores.failure(clip_id, f"{clip_id}: {why}", "model")
+            failure = ClipScores.failure(clip_id, f"{clip_id}: {why}", "model")
+            failure.judgement = result
+            return failure
         if self.options.logprobs:
             dists = {
                 r.dimension: [r.distribution.get(k, 0.0) for k in range(1, N_LEVELS + 1)]
@@ -165,4 +173,5 @@ class JudgeScorer:
             scores={d: result.scores[d] for d in self.dimensions},
             distributions=dists,
             content_pass=result.content_pass,
+            judgement=result,
         )

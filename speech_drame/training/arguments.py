@@ -29,6 +29,7 @@ from ..audio_llm.qwen2_audio import (
     PROMPT_ORDERS,
 )
 from ..labels import DEFAULT_LABEL_POLICY, LABEL_POLICIES
+from ..schema import Config
 from . import SetupError
 
 logger = logging.getLogger(__name__)
@@ -73,7 +74,7 @@ class DataArguments:
             "pushed to the Hub"
         },
     )
-    dataset_config_name: Literal["archetype", "realism"] = field(
+    dataset_config_name: Config = field(
         default="archetype", metadata={"help": "Which evaluation: archetype or realism."}
     )
     train_split: str = field(default="train", metadata={"help": "Split to train on."})

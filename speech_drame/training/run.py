@@ -380,16 +380,18 @@ def train(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``train.py``: 0 on success, 2 (one ``error:`` line) on a setup problem or
-    a missing ``train`` extra."""
-    from ..extras import MissingExtra, require
+    """Entry point of ``train.py``: 0 on success; on a refusal (a setup problem, a missing
+    ``train`` extra, input that cannot be used: a :class:`~speech_drame.errors.SpeechDrameError`)
+    one ``error:`` line and the error's exit status (2)."""
+    from ..errors import SpeechDrameError
+    from ..extras import require
 
     try:
         for module in ("transformers", "peft", "accelerate"):
             require(module, "train.py")
-    except MissingExtra as exc:
+    except SpeechDrameError as exc:  # MissingExtra
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return exc.exit_code
     from .arguments import parse_args
 
     logging.basicConfig(
@@ -397,9 +399,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         result = train(*parse_args(argv))
-    except SetupError as exc:
+    except SpeechDrameError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return exc.exit_code
     if result is not None:
         from ..stats import AlignmentTable
 

@@ -41,6 +41,8 @@ from speech_drame.protocols.animescore.config import (
     check_convention,
 )
 
+from ...errors import InputError
+
 _T = TypeVar("_T")
 
 COLUMN_ALIASES: dict[str, tuple[str, ...]] = {
@@ -58,7 +60,7 @@ SYNTHETIC_NOTE = (
 )
 
 
-class PairFileError(ValueError):
+class PairFileError(InputError):
     """A pair or utterance CSV that cannot be used; the message names file, row and column."""
 
 
