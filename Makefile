@@ -77,7 +77,8 @@ $(DATASET)/build_report.json: $(DEMO_RELEASE)/DEMO_MANIFEST.json speech_drame/da
 
 # The default evaluator, trained on the demo train splits (features cached where the CLI caches them:
 # $$SPEECH_DRAME_CACHE or ~/.cache/speech-drame/features). metrics.json is written last.
-$(LITE_SCORER)/metrics.json: $(DATASET)/build_report.json $(wildcard speech_drame/scorers/*.py) \
+$(LITE_SCORER)/metrics.json: $(DATASET)/build_report.json $(wildcard speech_drame/scorers/lite/*.py) \
+		speech_drame/scorers/base.py speech_drame/scorers/evaluation.py speech_drame/scorers/join.py \
 		$(wildcard speech_drame/features/*.py)
 	$(VENV)/bin/speech-drame train-lite --dataset $(DATASET) --out $(LITE_SCORER)
 
@@ -103,10 +104,12 @@ demo: setup
 
 test: setup-test demo-data demo-scorer
 	$(PY) -m ruff check .
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -n 2 --dist loadfile --durations=25
 
 lint: $(TEST_INSTALLED)
 	$(PY) -m ruff check .
+	$(VENV)/bin/lint-imports
 	$(PY) -m ruff format --check .
 
 format: $(TEST_INSTALLED)

@@ -19,7 +19,7 @@ annotators) is built for each size.
 
 What each path measures:
 
-* ``train-lite``: :func:`speech_drame.lite.training.train_and_evaluate` (read the
+* ``train-lite``: :func:`speech_drame.scorers.lite.training.train_and_evaluate` (read the
   parquet, decode, hash, look up the features, assemble blueprints, train, evaluate, save)
   with a warm feature cache: each clip's cache entries are its base recording's features,
   written under the clip's own key. The cache key is the hash of the decoded samples, so the
@@ -170,8 +170,8 @@ def make_evaluator(folder: Path) -> Path:
 
 
 def train_lite_streamed(dataset: Path, out: Path, cache: Path, epochs: int, batch: int) -> int:
-    from speech_drame.lite import TrainingOptions
-    from speech_drame.lite.training import train_and_evaluate
+    from speech_drame.scorers.lite import TrainingOptions
+    from speech_drame.scorers.lite.training import train_and_evaluate
 
     reports = train_and_evaluate(
         dataset, out, ["archetype"], TrainingOptions(epochs=epochs), cache,
@@ -186,10 +186,10 @@ def train_lite_all_in_memory(dataset: Path, out: Path, cache: Path, epochs: int,
 
     from speech_drame.audio import SCORED_SECONDS, load_audio
     from speech_drame.features.blueprint import extract_blueprints
-    from speech_drame.lite import TrainingOptions, train_lite_model
-    from speech_drame.lite.training import ExtractedSplit
     from speech_drame.metrics import alignment_table
     from speech_drame.schema import context_from_row
+    from speech_drame.scorers.lite import TrainingOptions, train_lite_model
+    from speech_drame.scorers.lite.training import ExtractedSplit
 
     def split_data(split: str) -> ExtractedSplit:
         ds = datasets.load_dataset(str(dataset), "archetype", split=split)
@@ -258,8 +258,8 @@ def worker(args: argparse.Namespace) -> None:
     import torch  # noqa: F401  (imported before the "start" figure: the same for every run)
 
     from speech_drame.commands import score  # noqa: F401
-    from speech_drame.lite import training  # noqa: F401
     from speech_drame.scorers import drame_eval  # noqa: F401
+    from speech_drame.scorers.lite import training  # noqa: F401
 
     data = Path(args.data)
     start_rss = status_mb("VmRSS")

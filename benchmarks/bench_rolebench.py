@@ -67,7 +67,7 @@ def generate(root: Path, systems: int, clips: int) -> tuple[Path, dict[str, str]
 def tiny_lite(root: Path):
     """A LiteScorer trained on 4 clips that are not part of the benchmark (loads every model)."""
     from speech_drame.features.blueprint import extract_blueprints
-    from speech_drame.lite import TrainingOptions, train_lite_model
+    from speech_drame.scorers.lite import TrainingOptions, train_lite_model
 
     bases = [sf.read(p, dtype="float32")[0] for p in sorted(LIBRIVOX.glob("*.wav"))]
     clips = [(_clip(bases, 99, i, 0.02 + 0.1 * (i % 2)), SR) for i in range(4)]
@@ -79,7 +79,7 @@ def tiny_lite(root: Path):
 def scorer_for(kind: str, batch: int, root: Path, workers: int, models: dict):
     """A fresh :class:`~speech_drame.scorers.base.Scorer` of ``kind`` with ``batch``."""
     if kind == "lite":
-        from speech_drame.lite import LiteScorer
+        from speech_drame.scorers.lite import LiteScorer
 
         cache = root / f"cache-{kind}-{batch}"  # cold: every run extracts its features
         return LiteScorer(models["lite"], cache=cache, workers=workers, batch_size=batch)

@@ -150,9 +150,9 @@ def asr_only(transcribe, clips) -> float:
 
 def scorers(path: str | None, clips, cache):
     from speech_drame.features.blueprint import extract_blueprints
-    from speech_drame.lite import TrainingOptions, load_lite_model, train_lite_model
     from speech_drame.schema import CONFIGS, CONTENT_PASS, dimensions
     from speech_drame.scorers.base import ScorerError
+    from speech_drame.scorers.lite import TrainingOptions, load_lite_model, train_lite_model
 
     out = {}
     for mode in CONFIGS:

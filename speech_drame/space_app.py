@@ -174,7 +174,7 @@ def _shown_path(path: str | os.PathLike) -> str:
 
 def _scorer_problem(exc: Exception, spec: str) -> str:
     """Why no scorer could be loaded, with a LiteScorer folder shown as on the page."""
-    from speech_drame.lite.model import default_scorer_dir
+    from speech_drame.scorers.lite.model import default_scorer_dir
     from speech_drame.scorers.specs import parse_spec
 
     parsed = parse_spec(spec)

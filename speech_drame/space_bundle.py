@@ -14,7 +14,7 @@ page offers). Rendered for the bundle:
 - ``scorer.txt``: the scorer spec (:data:`SPEC_FILE`);
 
 plus the wheel, built from the checkout (:mod:`speech_drame.source_wheel`), and ``scorer/``: a
-LiteScorer's files and model card (:mod:`speech_drame.lite.publish`). A DRAME-Eval
+LiteScorer's files and model card (:mod:`speech_drame.scorers.lite.publish`). A DRAME-Eval
 evaluator or a judge is not copied: the Space loads it from its spec.
 
 The checked-in ``space/README.md`` and ``space/requirements.txt`` are these files rendered for
@@ -187,9 +187,9 @@ def bundle_space(
             local DRAME-Eval folder (push it to the Hub and bundle ``drame-eval:ORG/NAME``).
         FileNotFoundError: not a source checkout, or the LiteScorer is not trained.
     """
-    from .lite.model import default_scorer_dir
-    from .lite.publish import stage_lite_scorer
-    from .lite.scorer import resolve_scorer_path
+    from .scorers.lite.model import default_scorer_dir
+    from .scorers.lite.publish import stage_lite_scorer
+    from .scorers.lite.scorer import resolve_scorer_path
     from .scorers.specs import parse_spec
 
     out = _check_out(out, overwrite)

@@ -132,8 +132,8 @@ class DistributionScorer(HeardScorer):
 def test_split_report_adds_the_distribution_fit_and_the_table_and_json_carry_it(tmp_path):
     from speech_drame.atomic_io import write_json
     from speech_drame.distribution_fit import distribution_fit
-    from speech_drame.lite import TrainingOptions
-    from speech_drame.lite.training import TrainingReport, config_metrics, read_reports
+    from speech_drame.scorers.lite import TrainingOptions
+    from speech_drame.scorers.lite.training import TrainingReport, config_metrics, read_reports
 
     records = _records()
     _build(records, tmp_path)

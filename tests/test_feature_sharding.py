@@ -18,7 +18,7 @@ from speech_drame.audio import AudioError
 from speech_drame.features import shard
 from speech_drame.features.blueprint import EXTRACTORS
 from speech_drame.features.cache import FeatureCache
-from speech_drame.lite.training import extract_split
+from speech_drame.scorers.lite.training import extract_split
 
 # row id -> librivox clip: 0870 is in two configs, 0920 in two rows of one split
 ROWS = {

@@ -407,10 +407,10 @@ def test_users_of_an_undefined_f0_slope_say_so(librivox: dict[str, Audio], tmp_p
     slope is undefined: no 0.0 stands in for it anywhere."""
     from dataclasses import replace
 
-    from speech_drame.lite.features import check_blueprint, feature_matrix
     from speech_drame.protocols.paraling.queries import build_query
     from speech_drame.protocols.paraling.rule_scorer import rule_aspect_scores
     from speech_drame.protocols.trace.blueprint import render_text, trace_blueprint
+    from speech_drame.scorers.lite.features import check_blueprint, feature_matrix
 
     audio = list(librivox.values())[-1]
     ctx = {"question": "Describe how a man might become amiable."}

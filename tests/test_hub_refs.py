@@ -65,16 +65,16 @@ def test_hub_access_error_is_a_setup_error_and_a_value_error() -> None:
 
 
 def test_lite_evaluator_is_a_deprecated_alias_of_the_scorer() -> None:
-    import speech_drame.lite
-    from speech_drame.lite import LiteScorer
+    import speech_drame.scorers.lite
+    from speech_drame.scorers.lite import LiteScorer
 
     for _ in range(2):  # every use warns, not only the first
         with pytest.warns(DeprecationWarning, match="LiteEvaluator is deprecated") as seen:
-            assert speech_drame.lite.LiteEvaluator is LiteScorer
+            assert speech_drame.scorers.lite.LiteEvaluator is LiteScorer
         assert seen[0].filename == __file__
     with pytest.warns(DeprecationWarning):
-        from speech_drame.lite.scorer import LiteEvaluator
+        from speech_drame.scorers.lite.scorer import LiteEvaluator
     assert LiteEvaluator is LiteScorer
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert speech_drame.lite.LiteScorer is LiteScorer  # the new name never warns
+        assert speech_drame.scorers.lite.LiteScorer is LiteScorer  # the new name never warns

@@ -18,13 +18,17 @@ from huggingface_hub import constants
 from speech_drame.cli import main
 from speech_drame.features import asr, prosody, quality, speaker, text, vad
 from speech_drame.features.blueprint import FEATURE_VERSIONS, Blueprint
-from speech_drame.lite import training as lite_training
-from speech_drame.lite.fit import train_lite_model
-from speech_drame.lite.model import LiteModel, TrainingOptions
-from speech_drame.lite.publish import LITE_COMMIT_MESSAGE, push_lite_scorer, stage_lite_scorer
-from speech_drame.lite.training import TrainingReport, config_metrics
 from speech_drame.scorers.base import ScorerError
 from speech_drame.scorers.evaluation import SplitReport
+from speech_drame.scorers.lite import training as lite_training
+from speech_drame.scorers.lite.fit import train_lite_model
+from speech_drame.scorers.lite.model import LiteModel, TrainingOptions
+from speech_drame.scorers.lite.publish import (
+    LITE_COMMIT_MESSAGE,
+    push_lite_scorer,
+    stage_lite_scorer,
+)
+from speech_drame.scorers.lite.training import TrainingReport, config_metrics
 from speech_drame.scorers.specs import load_scorer
 
 REPO_ID = "someone/lite-scorer-tiny"

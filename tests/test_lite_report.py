@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from speech_drame.commands.lite_report import format_table, print_config_run, print_run_end
-from speech_drame.lite.training import ConfigRun, TrainingReport
 from speech_drame.scorers.evaluation import SplitReport
+from speech_drame.scorers.lite.training import ConfigRun, TrainingReport
 from speech_drame.stats import alignment_table
 
 

@@ -17,9 +17,10 @@ from scipy.stats import pearsonr
 
 from speech_drame.audio import load_audio
 from speech_drame.features.blueprint import Blueprint, extract_blueprints
-from speech_drame.lite.features import feature_matrix, feature_names, feature_vector
-from speech_drame.lite.fit import train_lite_model
-from speech_drame.lite.model import (
+from speech_drame.scorers.base import ScorerError
+from speech_drame.scorers.lite.features import feature_matrix, feature_names, feature_vector
+from speech_drame.scorers.lite.fit import train_lite_model
+from speech_drame.scorers.lite.model import (
     CONFIG_FILE,
     LEVELS,
     WEIGHTS_FILE,
@@ -27,7 +28,6 @@ from speech_drame.lite.model import (
     TrainingOptions,
     load_lite_model,
 )
-from speech_drame.scorers.base import ScorerError
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -272,7 +272,7 @@ def test_label_policy_decides_what_null_ratings_teach(tiny, policy, share_of_1, 
 def test_demo_train_split_is_learnable(demo_dataset_dir: Path, tmp_path: Path) -> None:
     """The demo labels are simulated from construction parameters: this checks that the
     scorer learns them; it says nothing about alignment with human judgement."""
-    from speech_drame.lite.training import train_and_evaluate
+    from speech_drame.scorers.lite.training import train_and_evaluate
 
     results = train_and_evaluate(demo_dataset_dir, tmp_path, progress=False)
     for config, reports in results.items():
@@ -373,8 +373,8 @@ def test_train_lite_streams_in_bounded_batches_and_matches_one_batch(
     ``metrics.json`` last and records the training data in the scorer's info."""
     from speech_drame.cli import main
     from speech_drame.features import blueprint
-    from speech_drame.lite import training as lite_training
-    from speech_drame.lite.training import train_and_evaluate
+    from speech_drame.scorers.lite import training as lite_training
+    from speech_drame.scorers.lite.training import train_and_evaluate
 
     sources, level = noisy
     dataset = _librivox_dataset(tmp_path, sources, level)

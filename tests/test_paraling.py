@@ -613,10 +613,10 @@ def test_cli_builds_queries_and_runs_the_offline_protocol(demo, tmp_path, capsys
 
 def test_offline_comparator_on_a_lite_scorer_through_the_scorer_contract(demo):
     from speech_drame.features.blueprint import extract_blueprints
-    from speech_drame.lite import LiteScorer, TrainingOptions, train_lite_model
     from speech_drame.protocols.paraling.demo import BASELINE, CANDIDATES
     from speech_drame.protocols.paraling.scorer_aspects import ScorerAspects
     from speech_drame.scorers.base import ScorerError
+    from speech_drame.scorers.lite import LiteScorer, TrainingOptions, train_lite_model
 
     root, path = demo
     queries = load_queries(path)
@@ -681,8 +681,8 @@ def test_cli_lite_scorer_run_with_human_scores_is_written_when_the_baseline_swee
     (candidates at 0 points) gave the baseline NaN, Spearman raised and nothing was written."""
     from speech_drame.cli import main
     from speech_drame.features.blueprint import extract_blueprints
-    from speech_drame.lite import TrainingOptions, train_lite_model
     from speech_drame.protocols.paraling.demo import BASELINE, CANDIDATES
+    from speech_drame.scorers.lite import TrainingOptions, train_lite_model
 
     root, path = demo
     queries = load_queries(path)

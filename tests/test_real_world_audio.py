@@ -18,9 +18,9 @@ from scipy.signal import resample_poly
 
 from speech_drame.cli import main
 from speech_drame.features.blueprint import extract_blueprints
-from speech_drame.lite import TrainingOptions, train_lite_model
 from speech_drame.rolebench.results_log import read_rows
 from speech_drame.schema import ARCHETYPE_DIMENSIONS, CONTENT_PASS
+from speech_drame.scorers.lite import TrainingOptions, train_lite_model
 from speech_drame.space_app import score_clip
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

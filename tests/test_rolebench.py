@@ -17,10 +17,10 @@ from conftest import LIBRIVOX, kill_bench_after_first_rows
 
 from speech_drame.cli import main
 from speech_drame.features.blueprint import extract_blueprints
-from speech_drame.lite import TrainingOptions, train_lite_model
 from speech_drame.rolebench import report, run, scenarios
 from speech_drame.rolebench.multiturn import aggregate_turns
 from speech_drame.rolebench.results_log import ResultsLog, read_rows
+from speech_drame.scorers.lite import TrainingOptions, train_lite_model
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

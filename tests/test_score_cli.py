@@ -14,7 +14,7 @@ from conftest import LIBRIVOX
 
 from speech_drame.cli import main
 from speech_drame.features.blueprint import extract_blueprints
-from speech_drame.lite import TrainingOptions, train_lite_model
+from speech_drame.scorers.lite import TrainingOptions, train_lite_model
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

@@ -14,8 +14,8 @@ import soundfile as sf
 from conftest import LIBRIVOX, TEXT_LINES_JS
 
 from speech_drame.features.blueprint import extract_blueprints
-from speech_drame.lite import TrainingOptions, train_lite_model
 from speech_drame.schema import ARCHETYPE_DIMENSIONS, CONTENT_PASS
+from speech_drame.scorers.lite import TrainingOptions, train_lite_model
 from speech_drame.space_app import (
     MAX_QUEUE,
     PAGE_CSS,

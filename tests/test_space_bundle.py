@@ -298,7 +298,7 @@ def test_installed_package_works_from_an_empty_folder(bundle, venv) -> None:
     assert all(1 <= v <= 5 for v in row["scores"].values())
     card = subprocess.run(
         [str(venv["python"]), "-c",
-         "import sys; from speech_drame.lite.publish import stage_lite_scorer; "
+         "import sys; from speech_drame.scorers.lite.publish import stage_lite_scorer; "
          "print(stage_lite_scorer(sys.argv[1], sys.argv[2], 'org/lite'))",
          str(bundle / "scorer"), "card"],
         cwd=venv["empty"], env=venv["env"], capture_output=True, text=True,

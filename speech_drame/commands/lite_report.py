@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from speech_drame.languages import ALL_LABELS
-from speech_drame.lite.training import ConfigRun
 from speech_drame.schema import CONTENT_PASS, RUBRIC_NAMES, Config, dimensions
 from speech_drame.scorers.evaluation import SplitReport
+from speech_drame.scorers.lite.training import ConfigRun
 from speech_drame.stats import AlignmentTable
 
 

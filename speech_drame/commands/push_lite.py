@@ -13,8 +13,8 @@ from .options import add_folder_push_command
 
 def run(args: argparse.Namespace) -> int:
     from speech_drame.hub.access import cli_push_token
-    from speech_drame.lite.publish import push_lite_scorer
-    from speech_drame.lite.training import read_reports
+    from speech_drame.scorers.lite.publish import push_lite_scorer
+    from speech_drame.scorers.lite.training import read_reports
 
     read_reports(args.folder)  # an unfinished training run is refused before any request
     token = cli_push_token(args.repo_id, "push-lite", args.dry_run)

@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
     summary = summarize_dataset(args.dataset)
     print(json.dumps(summary, indent=2) if args.json else format_summary(summary))
     if args.scorer is not None:
-        from ..lite.training import read_reports
+        from ..scorers.lite.training import read_reports
         from .lite_report import format_table
 
         for config, reports in read_reports(args.scorer).items():

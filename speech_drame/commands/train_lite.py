@@ -18,8 +18,8 @@ from .options import (
 def run(args: argparse.Namespace) -> int:
     from speech_drame.data.card import labels_are_synthetic
     from speech_drame.features.blueprint import resolve_cache
-    from speech_drame.lite.model import TrainingOptions, default_scorer_dir
-    from speech_drame.lite.training import METRICS_FILE, train_and_evaluate
+    from speech_drame.scorers.lite.model import TrainingOptions, default_scorer_dir
+    from speech_drame.scorers.lite.training import METRICS_FILE, train_and_evaluate
 
     from .lite_report import print_config_run, print_run_end
 
@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     )
     print_run_end(Path(out) / METRICS_FILE, cache)
     if args.push_to_hub is not None:
-        from speech_drame.lite.publish import push_lite_scorer
+        from speech_drame.scorers.lite.publish import push_lite_scorer
 
         push_lite_scorer(
             out, args.push_to_hub, dry_run=args.dry_run, private=args.private or None, token=token

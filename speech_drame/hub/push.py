@@ -6,7 +6,7 @@ does), then one commit of those files.
 
 :func:`push_folder` is the one upload path; :func:`speech_drame.data.push.push_dataset` feeds it
 a built dataset folder (to a dataset repo), :func:`metric_space_stage` the metric Space;
-:func:`speech_drame.lite.publish.push_lite_scorer` a ``train-lite`` output folder with its model
+:func:`speech_drame.scorers.lite.publish.push_lite_scorer` a ``train-lite`` output folder with its model
 card and :func:`speech_drame.training.hub.push_evaluator` an exported DRAME-Eval evaluator.
 """
 

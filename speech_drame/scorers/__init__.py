@@ -4,7 +4,7 @@
   :class:`~.base.Scorer`, :class:`~.base.ScorerError`);
 - :mod:`.specs`: :func:`~.specs.load_scorer`, a scorer from its spec (``lite[:PATH]``,
   ``drame-eval:PATH_OR_HUB_ID``, ``judge:MODEL@URL``);
-- :mod:`speech_drame.lite`: the embedded LiteScorer, its training and publishing;
+- :mod:`speech_drame.scorers.lite`: the embedded LiteScorer, its training and publishing;
 - :mod:`.drame_eval`: DRAME-Eval, a LoRA-tuned Qwen2-Audio;
 - :mod:`.judge`: a zero/few-shot chat judge as a scorer;
 - :mod:`.evaluation`: any scorer against a split's annotators.

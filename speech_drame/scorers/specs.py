@@ -3,7 +3,7 @@
 Specs:
 
 - ``lite`` or ``lite:PATH``: a trained LiteScorer folder (one per config as ``PATH/<config>``,
-  or a single config's folder); ``lite`` alone is :func:`~speech_drame.lite.model.default_scorer_dir`. A bare
+  or a single config's folder); ``lite`` alone is :func:`~speech_drame.scorers.lite.model.default_scorer_dir`. A bare
   ``PATH`` is short for ``lite:PATH``. ``lite:ORG/NAME[@REVISION]`` that is not a local path
   is a LiteScorer pushed to the Hub (``train-lite --push-to-hub``), fetched with
   ``huggingface_hub.snapshot_download`` (its cache, or the network).
@@ -92,7 +92,7 @@ def load_scorer(
     if decoding is not None and parsed.kind != "drame-eval":
         raise ValueError(f"decoding {decoding!r} applies to drame-eval scorers only, not {parsed}")
     if parsed.kind == "lite":
-        from ..lite.scorer import LiteScorer, resolve_scorer_path
+        from .lite.scorer import LiteScorer, resolve_scorer_path
 
         folder = resolve_scorer_path(parsed.target)
         return LiteScorer.load(folder, config, cache=cache, workers=workers)

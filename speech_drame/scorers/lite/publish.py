@@ -16,9 +16,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ..atomic_io import write_bytes, write_json, write_text
-from ..hub.push import push_folder
-from ..schema import CONFIGS
+from ...atomic_io import write_bytes, write_json, write_text
+from ...hub.push import push_folder
+from ...schema import CONFIGS
 from .model import CONFIG_FILE, WEIGHTS_FILE
 from .training import METRICS_FILE
 
@@ -59,7 +59,7 @@ def stage_lite_scorer(
         FileNotFoundError: no ``metrics.json`` (training did not finish) or a scorer file named
             in it is missing.
     """
-    from ..hub.cards import dataset_name, lite_data_card, render_lite_model_card
+    from ...hub.cards import dataset_name, lite_data_card, render_lite_model_card
 
     out, target = Path(out_dir), Path(target)
     if not (out / METRICS_FILE).is_file():

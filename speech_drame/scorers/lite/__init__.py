@@ -14,7 +14,7 @@
 
 from typing import Any
 
-from .._lazy import lazy_attributes
+from ..._lazy import lazy_attributes
 
 __all__ = [
     "LiteModel",

@@ -113,8 +113,8 @@ def lite_evaluator(stacklevel: int = 2) -> type[LiteScorer]:
     """:class:`LiteScorer` under its deprecated name ``LiteEvaluator``, with a
     ``DeprecationWarning`` pointing ``stacklevel`` frames up (removed in a later release)."""
     warnings.warn(
-        "LiteEvaluator is deprecated: use speech_drame.lite.LiteScorer (the Scorer; the "
-        "network is speech_drame.lite.LiteModel)",
+        "LiteEvaluator is deprecated: use speech_drame.scorers.lite.LiteScorer (the Scorer; the "
+        "network is speech_drame.scorers.lite.LiteModel)",
         DeprecationWarning,
         stacklevel=stacklevel + 1,
     )

@@ -338,7 +338,7 @@ def _not_evaluated(dataset_dir: Path, configs: Sequence[Config]) -> dict[Config,
 
 def _reliability_plots(folder: Path, config: Config, reports: Sequence[SplitReport]) -> list[Path]:
     """``reliability_{split}.png`` in ``folder`` for every split with a distribution fit."""
-    from ..distribution_fit import reliability_plot
+    from ...distribution_fit import reliability_plot
 
     return [
         reliability_plot(r.distribution_fit, folder / f"reliability_{r.split}.png",
