@@ -48,7 +48,9 @@ def default_scorer_dir() -> Path:
     env = os.environ.get(SCORER_ENV)
     if env:
         return Path(env)
-    checkout = Path(__file__).resolve().parents[2]
+    import speech_drame
+
+    checkout = Path(speech_drame.__file__).resolve().parents[1]
     root = checkout if (checkout / "pyproject.toml").is_file() else Path.cwd()
     return root / "artifacts" / "lite_scorer"
 
