@@ -47,6 +47,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from .errors import InputError
 from .schema import (
     CONFIGS,
     CONTENT_PASS,
@@ -69,7 +70,7 @@ _KEYS = {"format_version", "name", "description", "system", "orders", "default_o
          "answer_suffix", "labels", "paraphrases"}  # fmt: skip
 
 
-class ProfileError(ValueError):
+class ProfileError(InputError):
     """A profile that cannot be used: ``SOURCE: FIELD.PATH: problem``."""
 
 
@@ -365,11 +366,6 @@ def default_profile() -> PromptProfile:
     folder = resources.files("speech_drame.resources")
     with resources.as_file(folder / DEFAULT_PROFILE) as path:
         return load_profile(path)
-
-
-def default_profile_text() -> str:
-    """The packaged default profile file, as shipped."""
-    return (resources.files("speech_drame.resources") / DEFAULT_PROFILE).read_text(encoding="utf-8")
 
 
 def save_profile(profile: PromptProfile, folder: str | os.PathLike) -> Path:

@@ -2,6 +2,7 @@
 file is checked field by field."""
 
 import copy
+import dataclasses
 import json
 
 import pytest
@@ -15,13 +16,12 @@ from speech_drame.prompt_profile import (
 )
 from speech_drame.prompts import (
     ANSWER_OPEN,
-    format_context,
     instruction,
     instruction_pool,
+    question,
     rubric,
     scored_dimensions,
     task_preamble,
-    with_question,
 )
 
 FIELDS = {
@@ -30,6 +30,26 @@ FIELDS = {
     "local_scene": "Ann calms her brother after a storm knocked the power out.",
     "char_style": "Calm, Warm",
 }
+
+
+def format_context(config, fields):
+    """The context lines as the code wrote them before prompts were data."""
+    if config == "archetype":
+        return f"Role and scene prompt: {fields['question'].strip()}"
+    return (
+        f"Character profile: {fields['char_profile'].strip()}\n"
+        f"Local scene: {fields['local_scene'].strip()}\n"
+        f"Character traits: {fields['char_style'].strip()}"
+    )
+
+
+def old_instruction(config, dimension, paraphrase=None):
+    """A dimension's instruction, its question replaced by ``paraphrase`` (as the code did)."""
+    r = rubric(config, dimension)
+    if paraphrase is None:
+        return instruction(r)
+    focus = paraphrase + r.focus.removeprefix(question(r))
+    return instruction(dataclasses.replace(r, focus=focus))
 
 
 def old_prefix(config, fields, order):
@@ -42,8 +62,7 @@ def old_prefix(config, fields, order):
 
 
 def old_suffix(config, dimension, fields, order, question=None):
-    r = rubric(config, dimension)
-    text = instruction(r if question is None else with_question(r, question))
+    text = old_instruction(config, dimension, question)
     if order == "instruction_first":
         text = f"{text}\n\n{format_context(config, fields)}"
     return f"{text}<|im_end|>\n<|im_start|>assistant\n{ANSWER_OPEN}"
@@ -134,3 +153,20 @@ def test_a_profile_for_one_config_queries_only_that_config():
         prefix_text("archetype", FIELDS, profile=profile) + suffix_text(
             "archetype", "audio_quality", FIELDS, profile=profile
         )
+
+
+def test_cli_show_prints_the_default_and_check_names_the_field(tmp_path, capsys):
+    from speech_drame.cli import main
+
+    assert main(["prompt-profile", "show"]) == 0
+    shown = capsys.readouterr().out
+    path = tmp_path / "profile.json"
+    path.write_text(shown)
+    assert load_profile(path).digest == default_profile().digest  # it stands alone
+    assert main(["prompt-profile", "check", str(path)]) == 0
+    assert f"prompt profile {default_profile().label} is usable" in capsys.readouterr().out
+    broken = _broken(lambda d: d["instructions"]["realism"].pop("pitch_variation"))
+    path.write_text(json.dumps(broken))
+    assert main(["prompt-profile", "check", str(path)]) == 2
+    (line,) = [x for x in capsys.readouterr().err.splitlines() if x.startswith("error:")]
+    assert line == "error: profile.json: instructions.realism.pitch_variation: missing"
