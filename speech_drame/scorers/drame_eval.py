@@ -412,9 +412,10 @@ class DrameEvalScorer:
             else (settings or {}).get("base", "an in-memory model")
         )
         self.settings = self._settings(info, settings or {})
+        shown = {k: v for k, v in self.settings.items() if k != "decoding"}
         self.description = (
             f"DRAME-Eval {source or 'evaluator'} ({self.config}, base {self._base}, "
-            f"{decoding} decoding; " + ", ".join(f"{k} {v}" for k, v in self.settings.items()) + ")"
+            f"{decoding} decoding) with " + ", ".join(f"{k} {v}" for k, v in shown.items())
         )
         self._id: str | None = None
 
