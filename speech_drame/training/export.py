@@ -19,7 +19,7 @@ from ..atomic_io import replace_dir, staging_dir, strict_json, write_json, write
 from ..audio_llm.qwen2_audio import LORA_SCOPES, LOSS_SPANS, PROMPT_ORDERS, PROMPT_VARIATION
 from ..hub.cards import read_data_card, render_model_card
 from ..labels import LABEL_POLICIES
-from ..prompt_profile import PROFILE_FILE, save_profile
+from ..prompt_profile import save_profile
 from ..scorers.drame_eval import EVALUATOR_DIR
 
 if TYPE_CHECKING:
@@ -108,9 +108,9 @@ def export_evaluator(
     Contents: ``adapter_model.safetensors`` + ``adapter_config.json`` (PEFT; its
     ``base_model_name_or_path`` is the base model, so PEFT's loaders find it), the processor
     files, ``drame_eval_config.json``, the prompt profile it was trained with
-    (``prompt_profile.json``, recorded in the config), ``predictions/<split>.jsonl``,
-    ``metrics.json`` and the model card ``README.md``. Returns the folder and its files (relative, sorted), listed from
-    the staged export: exactly what a Hub push uploads.
+    (``prompt_profile.json``, which ``info`` names), ``predictions/<split>.jsonl``,
+    ``metrics.json`` and the model card ``README.md``. Returns the folder and its files
+    (relative, sorted), listed from the staged export: exactly what a Hub push uploads.
     """
     target = evaluator_dir(output_dir)
     for leftover in target.parent.glob(f".{target.name}.staging-*"):  # of a killed export
@@ -122,7 +122,6 @@ def export_evaluator(
         model.save_pretrained(stage, safe_serialization=True)
         processor.save_pretrained(stage)
         save_profile(profile, stage)
-        info.prompt_profile, info.prompt_profile_digest = PROFILE_FILE, profile.digest
         info.save(stage)
         for split, results in predictions.items():
             lines = [

@@ -36,7 +36,7 @@ from ..data.reader import ATTACH_HINT
 from ..errors import UsageError
 from ..hub.refs import is_repo_id
 from ..labels import describe_label_policy
-from ..prompt_profile import PromptProfile, default_profile, load_profile
+from ..prompt_profile import PROFILE_FILE, PromptProfile, default_profile, load_profile
 from ..prompts import scored_dimensions
 from ..schema import SPLITS, Config, check_config
 from ..scorers.base import ClipScores
@@ -357,7 +357,7 @@ def train(
         training_data=training_data(data_args.dataset, data_args.train_split, len(train_rows)),
         **{k: choices[k] for k in ("prompt_order", "lora_scope", "loss_on", "prompt_variation",
                                    "label_policy")},
-        prompt_profile_digest=profile.digest,
+        prompt_profile=PROFILE_FILE, prompt_profile_digest=profile.digest,
     )  # fmt: skip
     folder, files = export_evaluator(
         args.output_dir,
