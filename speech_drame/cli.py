@@ -45,6 +45,7 @@ COMMANDS = (
     "push_dataset",
     "push_lite",
     "campaign",
+    "prompt_profile",
 )
 
 

@@ -5,20 +5,19 @@ One :class:`Rubric` per dimension, paraphrased from the Speech-DRAME annotation 
 it needs, and a one-line meaning per label. The same data serves the fine-tuned evaluator
 (one dimension per query, answer read from the label-token distribution) and chat judges.
 
-A query holds :func:`task_preamble`, the audio, :func:`format_context` and the dimension's
-:func:`instruction`, in one of two orders (``speech_drame.audio_llm.qwen2_audio``); the answer is
-``<answer>k</answer>`` (:func:`format_answer`). For training with prompt variation,
-:func:`instruction_pool` holds 30 paraphrases of each dimension's :func:`question`.
+The fine-tuned evaluator's query is data: the default prompt profile
+(``speech_drame/resources/prompt_profile.json``, :mod:`speech_drame.prompt_profile`) holds
+:func:`task_preamble`, each dimension's :func:`instruction` (its :func:`question` a field the
+paraphrases of :func:`instruction_pool` replace in training), the context lines and the
+answer ``<answer>k</answer>`` (:func:`format_answer`) in this wording.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from importlib import resources
-from typing import Any
 
 from .schema import CONTENT_PASS, RUBRIC_NAMES, SEMANTIC_MATCH, Config, check_config, dimensions
 
@@ -303,36 +302,6 @@ def task_preamble(config: Config) -> str:
     return _PREAMBLES[check_config(config)]
 
 
-def format_context(config: Config, fields: Mapping[str, Any]) -> str:
-    """The text context of one clip: the archetype prompt, or the realism character and scene.
-
-    ``fields`` holds the dataset columns (``question``; or ``char_profile``, ``local_scene``,
-    ``char_style``). A missing or empty field raises ``ValueError`` naming it.
-    """
-    names = (
-        ("question",)
-        if check_config(config) == "archetype"
-        else (
-            "char_profile",
-            "local_scene",
-            "char_style",
-        )
-    )
-    values = {}
-    for name in names:
-        value = fields.get(name)
-        if not isinstance(value, str) or not value.strip():
-            raise ValueError(f"{config} context needs a non-empty {name!r} field, got {value!r}")
-        values[name] = value.strip()
-    if config == "archetype":
-        return f"Role and scene prompt: {values['question']}"
-    return (
-        f"Character profile: {values['char_profile']}\n"
-        f"Local scene: {values['local_scene']}\n"
-        f"Character traits: {values['char_style']}"
-    )
-
-
 def instruction(rubric: Rubric) -> str:
     """The per-dimension question: the rubric, its labels, and the answer format."""
     consult = " and ".join(rubric.context) if rubric.context else "nothing but the audio"
@@ -351,25 +320,19 @@ def format_answer(label: str | int) -> str:
 def question(rubric: Rubric) -> str:
     """The rubric's question: its ``focus`` without the closing 1-5 scale sentence.
 
-    This is the part a paraphrase of :func:`instruction_pool` replaces.
+    This is the part a paraphrase of :func:`instruction_pool` replaces (the default prompt
+    profile's ``{rubric_question}``).
     """
     return rubric.focus.removesuffix(f" {_SCORE}")
-
-
-def with_question(rubric: Rubric, text: str) -> Rubric:
-    """``rubric`` asking ``text`` instead of its own question; the scale sentence (1-5
-    dimensions), the labels and their meanings stay as they are."""
-    scale = f" {_SCORE}" if rubric.focus.endswith(f" {_SCORE}") else ""
-    return replace(rubric, focus=f"{text}{scale}")
 
 
 @functools.cache
 def instruction_pool(config: Config) -> dict[str, tuple[str, ...]]:
     """Paraphrases of every dimension's :func:`question` in ``config`` (our own wording).
 
-    Read from the packaged ``speech_drame/resources/instruction_pool.json``. Training with
-    prompt variation draws one per example (:func:`with_question`); evaluation and scoring
-    use the canonical question. Raises ``ValueError`` naming the file if a dimension of the
+    Read from the packaged ``speech_drame/resources/instruction_pool.json`` (the default
+    prompt profile's paraphrases). Training with prompt variation draws one per example;
+    evaluation and scoring use the canonical question. Raises ``ValueError`` naming the file if a dimension of the
     config has no paraphrases, or one is empty, repeated or equal to the canonical question.
     """
     check_config(config)

@@ -37,6 +37,7 @@ from speech_drame.scorers.base import ClipInput, ClipScores, Scorer, ScorerError
 from . import errors
 
 SCORER_ENV = "SPEECH_DRAME_SCORER"  # a scorer spec, e.g. drame-eval:ORG/NAME
+PROFILE_ENV = "SPEECH_DRAME_PROMPT_PROFILE"  # the prompt profile file of a plain PEFT adapter
 SPEC_FILE = "scorer.txt"  # a Space folder's scorer spec, one line (`space bundle` writes it)
 MAX_UPLOAD_MB = 20
 MAX_SECONDS = 600.0  # longer recordings are refused; up to this, the first 30 s are scored
@@ -102,11 +103,12 @@ def scorer_spec(spec: str | None = None) -> str:
 
 
 @lru_cache(maxsize=4)
-def _scorer(spec: str, mode: str) -> Scorer:
-    """The scorer of ``spec`` for ``mode``, loaded once; uploads never enter a feature cache."""
+def _scorer(spec: str, mode: str, profile: str | None) -> Scorer:
+    """The scorer of ``spec`` for ``mode`` (a DRAME-Eval checkpoint queried with the prompt
+    profile file ``profile``, when given), loaded once; uploads never enter a feature cache."""
     from speech_drame.scorers.specs import load_scorer
 
-    return load_scorer(spec, mode, cache=None, batch_size=1)
+    return load_scorer(spec, mode, cache=None, batch_size=1, prompt_profile=profile)
 
 
 def check_upload(path: str | os.PathLike) -> None:
@@ -189,9 +191,10 @@ def _scorer_problem(exc: Exception, spec: str) -> str:
 
 
 def _load(spec: str, mode: str) -> Scorer:
-    """:func:`_scorer`, with a failure as an :class:`InputError` for the page."""
+    """:func:`_scorer` (with ``$SPEECH_DRAME_PROMPT_PROFILE``), with a failure as an
+    :class:`InputError` for the page."""
     try:
-        return _scorer(spec, mode)
+        return _scorer(spec, mode, os.environ.get(PROFILE_ENV) or None)
     except (ScorerError, OSError, ValueError) as exc:
         raise InputError(f"no scorer for {mode} mode: {_scorer_problem(exc, spec)}") from None
 

@@ -59,6 +59,8 @@ def bad_usage(tmp: str) -> dict[tuple[str, ...], list[str]]:
         ("campaign", "export"): [f"{missing}.db", "--out", f"{tmp}/rel"],
         ("table",): ["--predictions", f"{missing}.jsonl", "--config", "realism",
                      "--dataset", missing],
+        ("prompt_profile", "show"): [f"{missing}.json"],
+        ("prompt_profile", "check"): [f"{missing}.json"],
         ("scenarios",): ["--dataset", missing, "--config", "archetype", "--out", f"{tmp}/s.jsonl"],
     }  # fmt: skip
 

@@ -257,10 +257,11 @@ def test_prompt_orders_put_the_instruction_before_or_after_the_context(tiny):
     """``instruction_first`` (the official order) shares only system turn, audio and preamble;
     ``context_first`` also shares the context. The same tokens are in both, rearranged."""
     from speech_drame.audio_llm.qwen2_audio import prefix_text, suffix_text
-    from speech_drame.prompts import format_context, instruction, rubric
+    from speech_drame.prompt_profile import default_profile
+    from speech_drame.prompts import instruction, rubric
 
     _, processor = tiny
-    context = format_context("realism", FIELDS)
+    context = default_profile().context_text("realism", FIELDS)
     rule = instruction(rubric("realism", "trait_embodiment"))
     queries = {}
     for order in ("instruction_first", "context_first"):

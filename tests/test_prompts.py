@@ -7,7 +7,6 @@ from speech_drame.prompts import (
     RUBRICS,
     SCORE_LABELS,
     format_answer,
-    format_context,
     instruction,
     rubric,
     scored_dimensions,
@@ -59,6 +58,9 @@ def test_instruction_lists_every_level_and_the_answer_format():
 
 
 def test_context_per_config():
+    from speech_drame.prompt_profile import default_profile
+
+    format_context = default_profile().context_text
     assert format_context("archetype", {"question": " You are a nurse. "}) == (
         "Role and scene prompt: You are a nurse."
     )

@@ -298,3 +298,47 @@ def test_help_lists_the_recipe_switches_with_their_defaults(tmp_path):
         assert entry.index(f"(default: {default})") == entry.index("(default:"), option
     bad = train("--tiny", "--output_dir", str(tmp_path / "o"), "--prompt_order", "x", cwd=tmp_path)
     assert bad.returncode == 2 and "--prompt_order" in bad.stderr and "invalid choice" in bad.stderr
+
+
+def test_train_with_a_prompt_profile_exports_it_and_scoring_uses_it(dataset, tmp_path):
+    """`train.py --prompt_profile FILE`: the evaluator carries the profile, records it, and
+    reloads it; its predictions are what scoring with it gives."""
+    from speech_drame.prompt_profile import default_profile, load_profile
+
+    data = default_profile().to_dict()
+    data.update(
+        name="train-test-wording", system=None, answer_prefix="Verdict:", answer_suffix=".",
+        orders={"instruction_first": "{audio}\n{preamble}\n{instruction}\nGiven: {context}",
+                "context_first": "{audio}\nGiven: {context}\n{preamble}\n{instruction}"},
+        default_order="context_first",
+    )  # fmt: skip
+    data.pop("paraphrases")
+    profile_file = tmp_path / "mine.json"
+    profile_file.write_text(json.dumps(data))
+    out = tmp_path / "run"
+    proc = train(*smoke_args(dataset, out, steps=2), "--prompt_profile", str(profile_file),
+                 "--prompt_variation", "false", "--prompt_order", "context_first",
+                 cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    evaluator = out / "evaluator"
+    info = json.loads((evaluator / "drame_eval_config.json").read_text())
+    mine = load_profile(profile_file)
+    carried = load_profile(evaluator / "prompt_profile.json")
+    assert carried.digest == mine.digest == info["prompt_profile_digest"]
+    assert info["prompt_order"] == "context_first"
+    scorer = DrameEvalScorer.from_pretrained(out, announce=False)
+    assert scorer.profile.digest == mine.digest and scorer.prompt_order == "context_first"
+    assert f"prompt profile {mine.label}" in scorer.description
+    saved = [json.loads(x) for x in (evaluator / "predictions" / "test.jsonl").open()]
+    from datasets import load_dataset
+
+    again = scorer.score_rows(load_dataset(str(dataset), "archetype")["test"])
+    for before, after in zip(saved, again, strict=True):
+        for dim, value in before["scores"].items():
+            assert after.scores[dim] == pytest.approx(value, abs=1e-6)
+    # a profile without paraphrases cannot train with prompt variation: said, not ignored
+    proc = train(*smoke_args(dataset, tmp_path / "r2", steps=1), "--prompt_profile",
+                 str(profile_file), cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 2
+    (line,) = error_lines(proc)
+    assert "no archetype paraphrases for --prompt_variation" in line

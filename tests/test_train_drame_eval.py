@@ -133,6 +133,13 @@ def test_adapter_reloads_and_gives_identical_scores(run, demo_dataset_dir):
         "answer_span",
     )
     assert info["prompt_variation"] is True and info["label_policy"] == "paper"
+    # the profile it was trained with (the default) travels with it; PEFT finds the base
+    from speech_drame.prompt_profile import default_profile, load_profile
+
+    assert info["prompt_profile"] == "prompt_profile.json"
+    carried = load_profile(out / "prompt_profile.json")
+    assert info["prompt_profile_digest"] == carried.digest == default_profile().digest
+    assert adapter["base_model_name_or_path"] == "tiny"
     trained_on = info["training_data"]  # what the Space shows next to the scores
     assert trained_on["dataset"] == str(demo_dataset_dir) and trained_on["split"] == "train"
     assert trained_on["labels_are_synthetic"] is True
@@ -214,7 +221,7 @@ def test_push_dry_run_lists_exactly_the_exported_files(run):
         files[match[2]] = int(match[1])
     expected = {
         "README.md", "adapter_config.json", "adapter_model.safetensors",
-        "drame_eval_config.json", "metrics.json", "predictions/test.jsonl",
+        "drame_eval_config.json", "prompt_profile.json", "metrics.json", "predictions/test.jsonl",
         "processor_config.json", "tokenizer.json", "tokenizer_config.json", "chat_template.jinja",
     }  # fmt: skip
     assert set(files) == expected == {f.as_posix() for f in folder_files(out)}

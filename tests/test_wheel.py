@@ -128,6 +128,7 @@ def test_the_wheel_carries_the_templates_and_renders_the_cards(tmp_path):
             "speech_drame/resources/voice_encoder.safetensors"} <= names  # fmt: skip
     pool = json.loads((site / "speech_drame" / "resources" / "instruction_pool.json").read_text())
     assert len(pool["realism"]["pitch_variation"]) == 30  # the training prompt pool ships too
+    assert (site / "speech_drame" / "resources" / "prompt_profile.json").is_file()  # the default
     work = tmp_path / "work"
     done = run_from_wheel(site, work)
     assert done.returncode == 0, done.stderr

@@ -1,19 +1,20 @@
 """Qwen2-Audio as a DRAME-Eval judge: loading, prompt layout and input encoding.
 
-A query is the Qwen2-Audio chat format split in two at a fixed point, in one of two orders
-(:data:`PROMPT_ORDERS`):
+The words of a query come from a prompt profile (:mod:`speech_drame.prompt_profile`; default:
+this package's wording); this module lays them out in the Qwen2-Audio chat format: the
+profile's system turn, the user turn of the chosen prompt order, and the assistant turn opened
+with the profile's answer prefix. The user turn is split before the dimension's instruction:
 
-* ``instruction_first`` (the official code's order): prefix = system turn, the audio and the
-  task preamble; suffix = the dimension's rubric instruction, then the clip's context;
-* ``context_first``: prefix = system turn, the audio, the task preamble and the clip's
-  context; suffix = the rubric instruction.
+* prefix = system turn + the user turn up to ``{instruction}`` (the audio included), shared
+  by every dimension of a clip (scoring runs it once and reuses its KV cache);
+* suffix = the rest of the user turn, the end of the user turn and the opened assistant turn.
 
-Either way the prefix is shared by every dimension of a clip (scoring runs it once and reuses
-its KV cache), and the suffix ends with the end of the user turn and the assistant turn
-opened with ``<answer>``. The label (``"1".."5"``, or ``"0"``/``"1"`` for Content Pass) is the
-next token, followed by ``</answer>``. Prefix, suffix body, ``<answer>``, label and
-``</answer>`` are tokenized separately and concatenated, in training and in scoring alike, so a
-cached prefix followed by a suffix is exactly the sequence the model was trained on.
+In the default profile the orders are ``instruction_first`` (the official code's order: the
+context follows the instruction, in the suffix) and ``context_first`` (the context is in the
+prefix), :data:`PROMPT_ORDERS`. The label (a single token) is the next token, followed in
+training by the answer suffix. Prefix, suffix body, answer prefix, label and answer suffix are
+tokenized separately and concatenated, in training and in scoring alike, so a cached prefix
+followed by a suffix is exactly the sequence the model was trained on.
 """
 
 from __future__ import annotations
@@ -25,26 +26,18 @@ from typing import Any, Literal
 import numpy as np
 
 from ..audio import TARGET_SR
-from ..prompts import (
-    ANSWER_CLOSE,
-    ANSWER_OPEN,
-    format_context,
-    instruction,
-    rubric,
-    task_preamble,
-    with_question,
-)
+from ..prompt_profile import PromptProfile, default_profile, render
+from ..prompts import rubric
 from ..schema import Config
 from .tiny import TINY_MODEL, build_tiny
 
 DEFAULT_MODEL = "Qwen/Qwen2-Audio-7B-Instruct"
-SYSTEM_PROMPT = "You are a helpful assistant."
 AUDIO_PLACEHOLDER = "<|audio_bos|><|AUDIO|><|audio_eos|>"
 IGNORE_INDEX = -100
 
 PromptOrder = Literal["instruction_first", "context_first"]
 DEFAULT_PROMPT_ORDER: PromptOrder = "instruction_first"
-PROMPT_ORDERS: dict[str, str] = {
+PROMPT_ORDERS: dict[str, str] = {  # the orders of the default profile
     "instruction_first": "the dimension's instruction before the clip's context (the official "
     "code's order; the shared prefix is the system turn, the audio and the task preamble)",
     "context_first": "the clip's context before the dimension's instruction (not the official "
@@ -80,9 +73,10 @@ def _check(value: str, choices: Mapping[str, str], option: str) -> str:
     return value
 
 
-def check_prompt_order(order: str) -> PromptOrder:
-    """``order`` if known; ``ValueError`` naming ``prompt_order`` and the choices otherwise."""
-    return _check(order, PROMPT_ORDERS, "prompt_order")  # type: ignore[return-value]
+def check_prompt_order(order: str | None, profile: PromptProfile | None = None) -> str:
+    """``order`` (default: the profile's default order) if ``profile`` (default: this
+    package's) has it; ``ValueError`` naming ``prompt_order`` and the choices otherwise."""
+    return (profile or default_profile()).check_order(order)
 
 
 def lora_targets(scope: str) -> str | list[str]:
@@ -91,49 +85,67 @@ def lora_targets(scope: str) -> str | list[str]:
     return list(LORA_TARGET_NAMES) if scope == "all" else LORA_TARGET_REGEX
 
 
+def _system_turn(profile: PromptProfile) -> str:
+    return "" if profile.system is None else f"<|im_start|>system\n{profile.system}<|im_end|>\n"
+
+
+def _user_values(
+    profile: PromptProfile, config: Config, fields: Mapping[str, Any], template: str
+) -> dict[str, str]:
+    """The values of the order fields ``template`` uses (the context only if it is there)."""
+    profile.dimensions(config)  # a profile without the config says so
+    values = {"audio": AUDIO_PLACEHOLDER, "preamble": profile.preamble[config]}
+    if "{context}" in template:
+        values["context"] = profile.context_text(config, fields)
+    return values
+
+
 def prefix_text(
-    config: Config, fields: Mapping[str, Any], order: str = DEFAULT_PROMPT_ORDER
+    config: Config,
+    fields: Mapping[str, Any],
+    order: str | None = None,
+    profile: PromptProfile | None = None,
 ) -> str:
-    """The shared part of every query about one clip (audio placeholder included); with
-    ``context_first`` it holds the clip's context (``fields``), else ``fields`` is unused."""
-    context = (
-        f"{format_context(config, fields)}\n\n"
-        if check_prompt_order(order) == "context_first"
-        else ""
-    )
-    return (
-        f"<|im_start|>system\n{SYSTEM_PROMPT}<|im_end|>\n<|im_start|>user\n"
-        f"Audio 1: {AUDIO_PLACEHOLDER}\n{task_preamble(config)}\n{context}"
-    )
+    """The shared part of every query about one clip (audio placeholder included), in
+    ``profile`` (default: this package's) and ``order`` (default: the profile's); ``fields``
+    (the clip's context) is used if the order puts the context there."""
+    profile = profile or default_profile()
+    head, _ = profile.user_parts(profile.check_order(order))
+    user = render(head, _user_values(profile, config, fields, head))
+    return f"{_system_turn(profile)}<|im_start|>user\n{user}"
 
 
 def _suffix_body(
+    profile: PromptProfile,
     config: Config,
     dimension: str,
     fields: Mapping[str, Any],
     order: str,
     question: str | None,
 ) -> str:
-    r = rubric(config, dimension)
-    text = instruction(r if question is None else with_question(r, question))
-    if check_prompt_order(order) == "instruction_first":
-        text = f"{text}\n\n{format_context(config, fields)}"
-    return f"{text}<|im_end|>\n<|im_start|>assistant\n"
+    _, tail = profile.user_parts(order)
+    values = _user_values(profile, config, fields, tail)
+    values["instruction"] = profile.instruction(config, dimension, question)
+    return f"{render(tail, values)}<|im_end|>\n<|im_start|>assistant\n"
 
 
 def suffix_text(
     config: Config,
     dimension: str,
     fields: Mapping[str, Any],
-    order: str = DEFAULT_PROMPT_ORDER,
+    order: str | None = None,
     question: str | None = None,
+    profile: PromptProfile | None = None,
 ) -> str:
     """The per-dimension end of a query, ending where the label token is predicted.
 
     ``question`` replaces the rubric's question (prompt variation in training); ``fields``
-    (the clip's context) is used with ``instruction_first`` only.
+    (the clip's context) is used if the order puts the context after the instruction.
     """
-    return _suffix_body(config, dimension, fields, order, question) + ANSWER_OPEN
+    profile = profile or default_profile()
+    order = profile.check_order(order)
+    body = _suffix_body(profile, config, dimension, fields, order, question)
+    return body + profile.answer_prefix
 
 
 def load_base(name_or_path: str, *, dtype: Any = None, seed: int = 0) -> tuple[Any, Any]:
@@ -166,10 +178,12 @@ class PrefixInputs:
 
 
 class PromptEncoder:
-    """Token ids for the queries of one config in one prompt order.
+    """Token ids for the queries of one config in one prompt order of a prompt profile
+    (default: this package's, in its default order).
 
     Raises ``ValueError`` if a label is not a single token of the tokenizer (the label
-    distribution is read from one next-token position) or the order is unknown.
+    distribution is read from one next-token position), the order is unknown, or the profile
+    has no instruction for one of ``dimensions``.
     """
 
     def __init__(
@@ -177,20 +191,24 @@ class PromptEncoder:
         processor: Any,
         config: Config,
         dimensions: Sequence[str],
-        order: str = DEFAULT_PROMPT_ORDER,
+        order: str | None = None,
+        profile: PromptProfile | None = None,
     ):
         self.processor, self.config, self.dimensions = processor, config, tuple(dimensions)
-        self.order = check_prompt_order(order)
+        self.profile = profile = profile or default_profile()
+        self.order = profile.check_order(order)
+        for d in self.dimensions:
+            profile.instruction(config, d)
         self.tokenizer = tokenizer = processor.tokenizer
         self.pad_id: int = tokenizer.pad_token_id
         if self.pad_id is None:
             raise ValueError("the tokenizer has no pad token")
-        self.answer_open_ids = self._ids(ANSWER_OPEN)
-        self.answer_close_ids = self._ids(ANSWER_CLOSE)
+        self.answer_open_ids = self._ids(profile.answer_prefix)
+        self.answer_close_ids = self._ids(profile.answer_suffix) if profile.answer_suffix else []
         self.label_ids: dict[str, list[int]] = {}
         for d in self.dimensions:
             ids = []
-            for label in rubric(config, d).labels:
+            for label in profile.label_tokens(d):
                 encoded = self._ids(label)
                 if len(encoded) != 1:
                     raise ValueError(f"label {label!r} of {d} is {len(encoded)} tokens, need 1")
@@ -203,8 +221,8 @@ class PromptEncoder:
     def suffix(
         self, dimension: str, fields: Mapping[str, Any], question: str | None = None
     ) -> list[int]:
-        """Token ids of :func:`suffix_text` (ending with those of ``<answer>``)."""
-        body = _suffix_body(self.config, dimension, fields, self.order, question)
+        """Token ids of :func:`suffix_text` (ending with those of the answer prefix)."""
+        body = _suffix_body(self.profile, self.config, dimension, fields, self.order, question)
         return self._ids(body) + self.answer_open_ids
 
     def encode_prefix(
@@ -218,9 +236,9 @@ class PromptEncoder:
 
         A missing or empty context field raises ``ValueError`` naming it, in either order.
         """
-        format_context(self.config, fields)
+        self.profile.context_text(self.config, fields)
         out = self.processor(
-            text=[prefix_text(self.config, fields, self.order)],
+            text=[prefix_text(self.config, fields, self.order, self.profile)],
             audio=[np.asarray(samples, dtype=np.float32)],
             sampling_rate=TARGET_SR,
             return_tensors="pt",
@@ -234,11 +252,11 @@ class PromptEncoder:
         )
 
     def answer_ids(self, dimension: str, label: str) -> list[int]:
-        """Token ids of the answer after ``<answer>``: the label, then ``</answer>``."""
+        """Token ids of the answer after the answer prefix: the label, then the answer suffix."""
         return [self.label_id(dimension, label), *self.answer_close_ids]
 
     def label_id(self, dimension: str, label: str) -> int:
-        """The token id of ``label`` for ``dimension``."""
+        """The token id of ``label`` (a value, ``"1".."5"`` or ``"0"``/``"1"``) for ``dimension``."""
         labels = rubric(self.config, dimension).labels
         return self.label_ids[dimension][labels.index(label)]
 

@@ -298,6 +298,11 @@ def _scorer_settings(workers: bool) -> list[tuple[str, str, dict[str, Any]]]:
                         "help": "DRAME-Eval: how a score is read from the answer's next-token "
                         "distribution (default: expectation): "
                         + "; ".join(f"{k}: {v}" for k, v in DECODINGS.items())}),
+        ("--prompt-profile", {"metavar": "FILE",
+                              "help": "DRAME-Eval: the prompt profile (JSON/YAML) a checkpoint was "
+                              "trained with; required for a plain PEFT adapter or model folder, "
+                              "replaces an exported evaluator's own (see speech-drame "
+                              "prompt-profile show)"}),
     ]  # fmt: skip
     return [("lite", *o) for o in lite if workers] + [("drame-eval", *o) for o in drame]
 
@@ -346,6 +351,7 @@ def scorer_from_args(args: argparse.Namespace, config: Config, on_retry=None):
     return load_scorer(
         args.scorer, config, cache=feature_cache(args), workers=getattr(args, "workers", None),
         batch_size=args.batch_size, device=args.device, decoding=args.decoding,
+        prompt_profile=getattr(args, "prompt_profile", None),
         judge_options=judge_options(args), on_retry=on_retry,
     )  # fmt: skip
 

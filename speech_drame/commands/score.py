@@ -116,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
     scorer, results = score_clips(args)
     warning = synthetic_labels_warning(scorer)
     if args.json:
-        rows = [r.to_dict(args.min_label_mass) for r in results]
+        rows = [{**r.to_dict(args.min_label_mass), "scorer": scorer.id,
+                 "scorer_description": scorer.description} for r in results]  # fmt: skip
         for row in rows if warning else ():
             row["warning"] = warning
         print(json.dumps(rows, indent=1))

@@ -32,6 +32,7 @@ from ..audio_llm.qwen2_audio import (
 from ..audio_llm.tiny import TINY_MODEL
 from ..labels import DEFAULT_LABEL_POLICY, LABEL_POLICIES
 from ..languages import LANGUAGES
+from ..prompt_profile import PromptProfile, default_profile
 from ..prompts import rubric
 from ..schema import CONTENT_PASS
 from ..schema import dimensions as rated_dimensions
@@ -162,6 +163,7 @@ def render_model_card(
     data_card: DatasetCardInfo,
     load_id: str,
     prompt_order: str = DEFAULT_PROMPT_ORDER,
+    profile: PromptProfile | None = None,
     loss_on: str = "answer_span",
     label_policy: str = DEFAULT_LABEL_POLICY,
     template_path: str | os.PathLike | None = None,
@@ -170,8 +172,9 @@ def render_model_card(
 
     ``metrics`` is the run's ``metrics.json`` content (``train`` and ``eval`` sections);
     ``recipe`` the (setting, value) rows of the training-procedure table; ``data_card`` what
-    :func:`read_data_card` read of the training data's card; ``prompt_order``, ``loss_on`` and
-    ``label_policy`` the run's settings of those options. ``template_path``: a Jinja template
+    :func:`read_data_card` read of the training data's card; ``prompt_order``, ``profile``
+    (the prompt profile; default: this package's), ``loss_on`` and ``label_policy`` the run's
+    settings of those options. ``template_path``: a Jinja template
     file to use instead of ``model_card/modelcard.md``.
     """
     from huggingface_hub import ModelCard, ModelCardData
@@ -223,12 +226,18 @@ def render_model_card(
             }
             for d in dimensions
         ],
-        prompt_prefix=prefix_text(config, _EXAMPLE_FIELDS[config], prompt_order).replace(
+        prompt_prefix=prefix_text(config, _EXAMPLE_FIELDS[config], prompt_order, profile).replace(
             "<|AUDIO|>", "<|AUDIO|> x N"
         ),
-        prompt_suffix=suffix_text(config, example_dim, _EXAMPLE_FIELDS[config], prompt_order),
+        prompt_suffix=suffix_text(
+            config, example_dim, _EXAMPLE_FIELDS[config], prompt_order, profile=profile
+        ),
         prompt_order=prompt_order,
-        prompt_order_text=PROMPT_ORDERS[prompt_order],
+        prompt_order_text=(
+            PROMPT_ORDERS[prompt_order]
+            if profile is None or profile.digest == default_profile().digest
+            else f"an order of the prompt profile {profile.label} (`prompt_profile.json`)"
+        ),
         shared_part="the audio and preamble"
         if prompt_order == "instruction_first"
         else "the audio, preamble and context",

@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -39,23 +40,28 @@ import numpy as np
 from ..atomic_io import write_json
 from ..audio import SCORED_SECONDS, Audio, AudioError, AudioFacts, load_audio
 from ..audio_llm.qwen2_audio import (
-    DEFAULT_PROMPT_ORDER,
     LORA_SCOPES,
+    LORA_TARGET_NAMES,
+    LORA_TARGET_REGEX,
     LOSS_SPANS,
     PrefixInputs,
     PromptEncoder,
-    check_prompt_order,
     pad,
     stack_audio,
 )
+from ..errors import UsageError
 from ..hub.fetch import fetch_file
 from ..hub.refs import is_repo_id
 from ..labels import check_label_policy
+from ..prompt_profile import PromptProfile, default_profile, load_profile
 from ..prompts import rubric, scored_dimensions
 from ..schema import CONTENT_PASS, Config, check_config, context_columns
 from .base import ClipInput, ClipScores
 
 EVALUATOR_CONFIG = "drame_eval_config.json"
+ADAPTER_CONFIG = "adapter_config.json"  # a plain PEFT adapter
+MODEL_CONFIG = "config.json"  # a full model folder
+PROFILE_OPTION = "--prompt-profile"
 EVALUATOR_DIR = "evaluator"  # train.py exports the evaluator of a run to <output_dir>/evaluator
 
 
@@ -94,7 +100,9 @@ class EvaluatorInfo:
     ``label_policy`` (``lora_scope`` is ``"custom"`` when ``--lora_target_modules`` chose the
     modules). Their defaults are what folders saved before they were recorded were
     trained with: context first, LoRA on the language model, loss on the label token, no
-    prompt variation, null ratings left out.
+    prompt variation, null ratings left out. ``prompt_profile`` is the profile file the folder
+    carries (``prompt_profile.json``) and ``prompt_profile_digest`` its digest; ``None`` for
+    folders saved before profiles, which were trained with this package's default wording.
     """
 
     config: Config
@@ -109,6 +117,8 @@ class EvaluatorInfo:
     loss_on: str = "label_token"
     prompt_variation: bool = False
     label_policy: str = "skip"
+    prompt_profile: str | None = None
+    prompt_profile_digest: str | None = None
 
     def save(self, folder: str | os.PathLike) -> Path:
         return write_json(Path(folder) / EVALUATOR_CONFIG, asdict(self), indent=2)
@@ -138,7 +148,8 @@ class EvaluatorInfo:
         if info.dtype not in ("float32", "bfloat16", "float16"):
             raise ValueError(f"{path}: unsupported dtype {info.dtype!r}")
         try:
-            check_prompt_order(info.prompt_order)
+            if info.prompt_profile is None:  # else checked with the profile (:meth:`profile`)
+                default_profile().check_order(info.prompt_order)
             check_label_policy(info.label_policy)
             for name, value, known in (
                 ("lora_scope", info.lora_scope, {*LORA_SCOPES, "custom"}),
@@ -149,6 +160,77 @@ class EvaluatorInfo:
         except ValueError as exc:
             raise ValueError(f"{path}: {exc}") from None
         return info
+
+    def profile(self, source: Path | str) -> PromptProfile:
+        """The prompt profile the evaluator at ``source`` was trained with (the default profile
+        for a folder saved before profiles); its prompt order checked against it.
+
+        Raises ``ValueError`` naming the file if the profile's digest is not the recorded one.
+        """
+        if self.prompt_profile is None:
+            profile = default_profile()
+        else:
+            path = (
+                source / self.prompt_profile
+                if isinstance(source, Path)
+                else fetch_file(source, self.prompt_profile)
+            )
+            profile = load_profile(path)
+            if self.prompt_profile_digest not in (None, profile.digest):
+                raise ValueError(
+                    f"{source}/{self.prompt_profile}: digest {profile.digest}, but "
+                    f"{EVALUATOR_CONFIG} records {self.prompt_profile_digest}"
+                )
+        try:
+            profile.check_order(self.prompt_order)
+        except ValueError as exc:
+            raise ValueError(f"{source}/{EVALUATOR_CONFIG}: {exc}") from None
+        return profile
+
+
+def checkpoint_kind(source: Path | str) -> str:
+    """What ``source`` (a local folder or a Hub id) holds: ``"evaluator"`` (this package's
+    export), ``"adapter"`` (a plain PEFT adapter) or ``"model"`` (a full model folder).
+
+    Raises ``FileNotFoundError`` if it holds none of their config files.
+    """
+    names = {"evaluator": EVALUATOR_CONFIG, "adapter": ADAPTER_CONFIG, "model": MODEL_CONFIG}
+    reasons = []
+    for kind, name in names.items():
+        try:
+            _config_file(source, name)
+            return kind
+        except FileNotFoundError as exc:
+            reasons.append(str(exc))
+    files = f"{EVALUATOR_CONFIG}, {ADAPTER_CONFIG} or {MODEL_CONFIG}"
+    if isinstance(source, Path):
+        raise FileNotFoundError(
+            f"{source}: no {files}; not a DRAME-Eval folder, a PEFT adapter or a model folder"
+        )
+    raise FileNotFoundError(
+        f"{source}: no such folder, and no {files} from the Hub repo {source} ({reasons[0]})"
+    )
+
+
+def _config_file(source: Path | str, name: str) -> Path:
+    """``name`` in the local folder or Hub repo ``source``; ``FileNotFoundError`` if absent."""
+    if isinstance(source, Path):
+        if not (source / name).is_file():
+            raise FileNotFoundError(f"{source / name}: no such file")
+        return source / name
+    return fetch_file(source, name)
+
+
+def lora_scope_of(target_modules: Any) -> str:
+    """The :data:`~speech_drame.audio_llm.qwen2_audio.LORA_SCOPES` key of a PEFT
+    ``target_modules``, or ``"custom"``."""
+    if target_modules == LORA_TARGET_REGEX:
+        return "language"
+    if isinstance(target_modules, list | set | tuple) and set(target_modules) == set(
+        LORA_TARGET_NAMES
+    ):
+        return "all"
+    return "custom"
 
 
 @dataclass(frozen=True)
@@ -233,6 +315,38 @@ def official_filter(logits: Any, top_k: int = OFFICIAL_TOP_K, top_p: float = OFF
     return filtered != float("-inf")  # a NaN survives, to be reported as non-finite output
 
 
+def _load_foreign(
+    source: Path | str, kind: str, base_model: str | None, dtype: Any
+) -> tuple[Any, Any, dict[str, str]]:
+    """``(model, processor, settings)`` of a plain PEFT adapter or a full model folder;
+    ``settings`` holds ``base`` and the ``lora_scope``."""
+    from peft import PeftModel
+    from transformers import AutoProcessor
+
+    from ..audio_llm.qwen2_audio import load_base
+
+    if kind == "model":
+        model, processor = load_base(str(source), dtype=dtype)
+        return model, processor, {"base": base_model or str(source), "lora_scope": "no adapter"}
+    adapter = json.loads(_config_file(source, ADAPTER_CONFIG).read_text(encoding="utf-8"))
+    base = base_model or adapter.get("base_model_name_or_path")
+    if not base:
+        raise UsageError(
+            f"{source}/{ADAPTER_CONFIG}: no base_model_name_or_path; name the base model"
+        )
+    model, processor = load_base(base, dtype=dtype)
+    try:  # a processor saved with the adapter wins over the base's
+        _config_file(source, "tokenizer_config.json")
+        own_processor = True
+    except FileNotFoundError:
+        own_processor = False
+    if own_processor:
+        processor = AutoProcessor.from_pretrained(str(source))
+    model = PeftModel.from_pretrained(model, str(source))
+    scope = lora_scope_of(adapter.get("target_modules"))
+    return model, processor, {"base": base, "lora_scope": scope}
+
+
 class DrameEvalScorer:
     """Scores clips of one config on all its dimensions with a Qwen2-Audio judge.
 
@@ -240,16 +354,21 @@ class DrameEvalScorer:
         model: ``Qwen2AudioForConditionalGeneration``, optionally with a PEFT adapter.
         processor: its ``Qwen2AudioProcessor``.
         config: ``"archetype"`` or ``"realism"``.
-        dimensions: which to score (default: every dimension of the config, Content Pass
-            first for archetype).
+        dimensions: which to score (default: every dimension of the config the prompt profile
+            instructs, Content Pass first for archetype).
         batch_size: clips per forward.
         decoding: how a dimension's score is read from the next-token distribution at the
             answer position, a key of :data:`DECODINGS` (``"expectation"`` or ``"official"``).
-        prompt_order: the query layout (``instruction_first`` or ``context_first``, see
+        prompt_order: the query layout, an order of the profile (``instruction_first`` or
+            ``context_first`` in the default one, see
             :mod:`speech_drame.audio_llm.qwen2_audio`); default: the one ``info`` records
-            (the one the evaluator was trained with), else ``instruction_first``.
+            (the one the evaluator was trained with), else the profile's default order.
         info: the evaluator folder's record (:class:`EvaluatorInfo`), when loaded from one.
         source: the folder or Hub id it was loaded from, for :attr:`description`.
+        profile: the prompt profile (:mod:`speech_drame.prompt_profile`; default: this
+            package's).
+        settings: what the checkpoint was trained with, when known otherwise than from
+            ``info`` (``lora_scope``, ``label_policy``): see :attr:`settings`.
     """
 
     name = "drame-eval"
@@ -266,6 +385,8 @@ class DrameEvalScorer:
         prompt_order: str | None = None,
         info: EvaluatorInfo | None = None,
         source: str = "",
+        profile: PromptProfile | None = None,
+        settings: Mapping[str, str] | None = None,
     ):
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -274,29 +395,63 @@ class DrameEvalScorer:
         self.decoding = decoding
         self.model, self.processor = model, processor
         self.config = check_config(config)
-        self.scored = tuple(dimensions or scored_dimensions(config))  # Content Pass first
+        self.profile = profile = profile or default_profile()
+        default_dims = [d for d in scored_dimensions(config) if d in profile.dimensions(config)]
+        self.scored = tuple(dimensions or default_dims)  # Content Pass first
         self.dimensions = tuple(d for d in self.scored if d != CONTENT_PASS)
         self.content_pass = CONTENT_PASS in self.scored
         self.batch_size = batch_size
-        if prompt_order is None:
-            prompt_order = info.prompt_order if info is not None else DEFAULT_PROMPT_ORDER
-        self.encoder = PromptEncoder(processor, config, self.scored, prompt_order)
+        if prompt_order is None and info is not None:
+            prompt_order = info.prompt_order
+        self.encoder = PromptEncoder(processor, config, self.scored, prompt_order, profile)
         self.prompt_order = self.encoder.order
         self.training_data = info.training_data if info is not None else None
-        self._base = info.base_model if info is not None else "an in-memory model"
+        self._base = (
+            info.base_model
+            if info is not None
+            else (settings or {}).get("base", "an in-memory model")
+        )
+        self.settings = self._settings(info, settings or {})
+        shown = {k: v for k, v in self.settings.items() if k != "decoding"}
         self.description = (
             f"DRAME-Eval {source or 'evaluator'} ({self.config}, base {self._base}, "
-            f"{decoding} decoding)"
+            f"{decoding} decoding) with " + ", ".join(f"{k} {v}" for k, v in shown.items())
         )
         self._id: str | None = None
+
+    def _settings(self, info: EvaluatorInfo | None, given: Mapping[str, str]) -> dict[str, str]:
+        """Every setting scoring uses or the checkpoint was trained with, by name: the prompt
+        profile (``NAME@DIGEST``), the prompt order, the LoRA scope, the label policy, the
+        dtype and the decoding. A setting nobody recorded says so; none is assumed."""
+        dtype = str(next(self.model.parameters()).dtype).removeprefix("torch.")
+        peft = getattr(self.model, "peft_config", None) or {}
+        scope = (
+            info.lora_scope
+            if info is not None
+            else lora_scope_of(next(iter(peft.values())).target_modules)
+            if peft
+            else "no adapter"
+        )
+        return {
+            "prompt profile": self.profile.label,
+            "prompt order": self.prompt_order,
+            "lora scope": given.get("lora_scope", scope),
+            "label policy": given.get(
+                "label_policy", info.label_policy if info is not None else "not recorded"
+            ),
+            "dtype": dtype,
+            "decoding": self.decoding,
+        }
 
     @property
     def id(self) -> str:
         """``drame-eval-<hash>`` of the config, the scored dimensions, the base model, the
-        decoding, the prompt order and the adapter (LoRA) weights, or every weight of a model
-        without an adapter: another adapter, training step, decoding or order never matches."""
+        :attr:`settings` (decoding, prompt profile and order, ...) and the adapter (LoRA)
+        weights, or every weight of a model without an adapter: another adapter, training
+        step, decoding, profile or order never matches."""
         if self._id is None:
-            settings = [self.config, self.scored, self._base, self.decoding, self.prompt_order]
+            settings = [self.config, self.scored, self._base, self.decoding, self.prompt_order,
+                        sorted(self.settings.items())]  # fmt: skip
             h = hashlib.sha256(json.dumps(settings).encode())
             params = sorted(self.model.named_parameters())
             for name, param in [p for p in params if "lora_" in p[0]] or params:
@@ -310,20 +465,35 @@ class DrameEvalScorer:
         cls,
         path_or_hub_id: str | os.PathLike,
         *,
+        config: Config | None = None,
+        prompt_profile: str | os.PathLike | PromptProfile | None = None,
         base_model: str | None = None,
         device: str | None = None,
         dtype: Any = None,
         batch_size: int = 4,
         decoding: str = "expectation",
+        announce: bool = True,
     ) -> DrameEvalScorer:
-        """Load a trained evaluator: base model + LoRA adapter + processor from one folder or repo.
+        """Load an evaluator from one folder or Hub repo: this package's export (base model +
+        LoRA adapter + processor + ``drame_eval_config.json`` + its prompt profile), a plain
+        PEFT adapter (``adapter_config.json``; base from its ``base_model_name_or_path``,
+        ``tiny`` for the tiny random model) or a full model folder.
 
-        ``path_or_hub_id`` is an evaluator folder, a ``train.py`` output folder (its
-        ``evaluator/``) or a Hub id ``ORG/NAME`` (see :func:`locate_evaluator`).
+        ``path_or_hub_id`` is a folder, a ``train.py`` output folder (its ``evaluator/``) or a
+        Hub id ``ORG/NAME`` (see :func:`locate_evaluator`). A checkpoint without
+        ``drame_eval_config.json`` records neither its config nor its wording: ``config`` and
+        ``prompt_profile`` (a profile file or :class:`PromptProfile`) are then required;
+        ``prompt_profile`` also replaces an export's own profile.
 
-        ``base_model`` overrides the base recorded in ``drame_eval_config.json`` (e.g. a local
-        copy of Qwen2-Audio-7B-Instruct); ``dtype`` (a torch dtype) overrides the training dtype;
-        ``decoding`` is a key of :data:`DECODINGS`.
+        ``base_model`` overrides the base (e.g. a local copy of Qwen2-Audio-7B-Instruct);
+        ``dtype`` (a torch dtype) overrides the training dtype (a foreign checkpoint: its own);
+        ``decoding`` is a key of :data:`DECODINGS`. With ``announce``, every setting in use is
+        printed once to stderr.
+
+        Raises:
+            UsageError: a checkpoint without ``drame_eval_config.json`` and no
+                ``prompt_profile`` (naming ``--prompt-profile``) or no ``config``.
+            FileNotFoundError: a folder that holds no checkpoint.
         """
         import torch
         from peft import PeftModel
@@ -331,20 +501,46 @@ class DrameEvalScorer:
 
         from ..audio_llm.qwen2_audio import load_base
 
-        source = str(locate_evaluator(path_or_hub_id))
-        info = EvaluatorInfo.load(source)
-        model, _ = load_base(
-            base_model or info.base_model,
-            dtype=dtype if dtype is not None else getattr(torch, info.dtype),
-            seed=info.tiny_seed,
+        located = locate_evaluator(path_or_hub_id)
+        source = str(located)
+        profile = (
+            load_profile(prompt_profile)
+            if isinstance(prompt_profile, str | os.PathLike)
+            else prompt_profile
         )
-        processor = AutoProcessor.from_pretrained(source)
-        model = PeftModel.from_pretrained(model, source)
+        kind = checkpoint_kind(located)
+        if kind == "evaluator":
+            info = EvaluatorInfo.load(source)
+            profile = profile or info.profile(located)
+            model, _ = load_base(
+                base_model or info.base_model,
+                dtype=dtype if dtype is not None else getattr(torch, info.dtype),
+                seed=info.tiny_seed,
+            )
+            processor = AutoProcessor.from_pretrained(source)
+            model = PeftModel.from_pretrained(model, source)
+            scorer_config, dims, settings = info.config, info.dimensions, {}
+        else:
+            if profile is None:
+                raise UsageError(
+                    f"{source}: a {'PEFT adapter' if kind == 'adapter' else 'model folder'} "
+                    f"without {EVALUATOR_CONFIG} records no prompt wording; give the one it was "
+                    f"trained with: {PROFILE_OPTION} FILE"
+                )
+            if config is None:
+                raise UsageError(f"{source}: without {EVALUATOR_CONFIG}, name the config to score")
+            info, dims = None, None
+            scorer_config = check_config(config)
+            model, processor, settings = _load_foreign(located, kind, base_model, dtype)
         if device is not None:
             model = model.to(device)
-        return cls(model.eval(), processor, info.config, dimensions=info.dimensions,
-                   batch_size=batch_size, decoding=decoding, info=info,
-                   source=source)  # fmt: skip
+        scorer = cls(model.eval(), processor, scorer_config, dimensions=dims,
+                     batch_size=batch_size, decoding=decoding, info=info, source=source,
+                     profile=profile, settings=settings)  # fmt: skip
+        if announce:
+            print(f"{scorer.name} {source}: " + "; ".join(
+                f"{k} {v}" for k, v in scorer.settings.items()), file=sys.stderr)  # fmt: skip
+        return scorer
 
     # -- public API ------------------------------------------------------------------------
 

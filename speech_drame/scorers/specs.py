@@ -16,6 +16,7 @@ Specs:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -72,6 +73,7 @@ def load_scorer(
     batch_size: int | None = None,
     device: str | None = None,
     decoding: str | None = None,
+    prompt_profile: str | os.PathLike | None = None,
     judge_options: Any = None,
     on_retry: Callable[[str], None] | None = None,
 ) -> Scorer:
@@ -79,7 +81,8 @@ def load_scorer(
 
     Settings apply to the kinds that have them: ``cache`` (feature cache) and ``workers``
     (clips analysed at once) to a LiteScorer; ``batch_size``, ``device`` and ``decoding``
-    (:data:`~.drame_eval.DECODINGS`; ``None``: expectation) to DRAME-Eval; ``judge_options``
+    (:data:`~.drame_eval.DECODINGS`; ``None``: expectation) and ``prompt_profile`` (the
+    profile file of a checkpoint without one of its own) to DRAME-Eval; ``judge_options``
     (:class:`~.judge.JudgeOptions`) and ``on_retry`` to a chat judge.
 
     Raises:
@@ -91,6 +94,8 @@ def load_scorer(
     parsed = parse_spec(spec or "lite")
     if decoding is not None and parsed.kind != "drame-eval":
         raise ValueError(f"decoding {decoding!r} applies to drame-eval scorers only, not {parsed}")
+    if prompt_profile is not None and parsed.kind != "drame-eval":
+        raise ValueError(f"a prompt profile applies to drame-eval scorers only, not {parsed}")
     if parsed.kind == "lite":
         from .lite.scorer import LiteScorer, resolve_scorer_path
 
@@ -100,8 +105,8 @@ def load_scorer(
         from .drame_eval import DrameEvalScorer
 
         scorer = DrameEvalScorer.from_pretrained(
-            parsed.target, device=device, batch_size=batch_size or 4,
-            decoding=decoding or "expectation",
+            parsed.target, config=config, prompt_profile=prompt_profile, device=device,
+            batch_size=batch_size or 4, decoding=decoding or "expectation",
         )  # fmt: skip
         if scorer.config != config:
             raise ScorerError(f"{parsed}: a DRAME-Eval evaluator for {scorer.config}, not {config}")

@@ -103,9 +103,18 @@ class DataArguments:
     prompt_variation: bool = field(
         default=True,
         metadata={
-            "help": "Draw the dimension's question per training example from a pool of 30 "
-            "paraphrases (speech_drame/resources/instruction_pool.json; the official code "
-            "trains with paraphrased prompts). Evaluation and scoring use the canonical one."
+            "help": "Draw the dimension's question per training example from the prompt "
+            "profile's paraphrases (default profile: 30 per dimension, "
+            "speech_drame/resources/instruction_pool.json; the official code trains with "
+            "paraphrased prompts). Evaluation and scoring use the canonical one."
+        },
+    )
+    prompt_profile: str | None = field(
+        default=None,
+        metadata={
+            "help": "Prompt profile file (JSON/YAML, see `speech-drame prompt-profile show`) "
+            "holding the query's words; the evaluator carries it and scoring uses it "
+            "(default: this package's own wording). --prompt_order picks its order of that name."
         },
     )
     prompt_order: Literal["instruction_first", "context_first"] = field(

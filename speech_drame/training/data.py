@@ -118,7 +118,11 @@ class AnnotatorSampledDataset:
             "clip": clip_from_row(row),
             "dimension": dim,
             "label": str(sample_label(labels)),
-            "question": sample_paraphrase(self.paraphrases[dim]) if self.paraphrases else None,
+            "question": (
+                sample_paraphrase(self.paraphrases[dim])
+                if self.paraphrases and dim in self.paraphrases
+                else None
+            ),
         }
 
 

@@ -19,9 +19,11 @@ from ..atomic_io import replace_dir, staging_dir, strict_json, write_json, write
 from ..audio_llm.qwen2_audio import LORA_SCOPES, LOSS_SPANS, PROMPT_ORDERS, PROMPT_VARIATION
 from ..hub.cards import read_data_card, render_model_card
 from ..labels import LABEL_POLICIES
+from ..prompt_profile import save_profile
 from ..scorers.drame_eval import EVALUATOR_DIR
 
 if TYPE_CHECKING:
+    from ..prompt_profile import PromptProfile
     from ..scorers.base import ClipScores
     from ..scorers.drame_eval import EvaluatorInfo
     from .arguments import DataArguments, DrameEvalTrainingArguments, LoraArguments
@@ -93,6 +95,7 @@ def export_evaluator(
     model: Any,
     processor: Any,
     info: EvaluatorInfo,
+    profile: PromptProfile,
     metrics: Mapping[str, Any],
     predictions: Mapping[str, list[ClipScores]],
     data_args: DataArguments,
@@ -102,18 +105,23 @@ def export_evaluator(
 ) -> tuple[Path, list[Path]]:
     """Export the evaluator to ``<output_dir>/evaluator``, replacing an earlier export whole.
 
-    Contents: ``adapter_model.safetensors`` + ``adapter_config.json`` (PEFT), the processor
-    files, ``drame_eval_config.json``, ``predictions/<split>.jsonl``, ``metrics.json`` and the
-    model card ``README.md``. Returns the folder and its files (relative, sorted), listed from
-    the staged export: exactly what a Hub push uploads.
+    Contents: ``adapter_model.safetensors`` + ``adapter_config.json`` (PEFT; its
+    ``base_model_name_or_path`` is the base model, so PEFT's loaders find it), the processor
+    files, ``drame_eval_config.json``, the prompt profile it was trained with
+    (``prompt_profile.json``, which ``info`` names), ``predictions/<split>.jsonl``,
+    ``metrics.json`` and the model card ``README.md``. Returns the folder and its files
+    (relative, sorted), listed from the staged export: exactly what a Hub push uploads.
     """
     target = evaluator_dir(output_dir)
     for leftover in target.parent.glob(f".{target.name}.staging-*"):  # of a killed export
         shutil.rmtree(leftover, ignore_errors=True)
     stage = staging_dir(target)
     try:
+        for adapter in model.peft_config.values():
+            adapter.base_model_name_or_path = info.base_model
         model.save_pretrained(stage, safe_serialization=True)
         processor.save_pretrained(stage)
+        save_profile(profile, stage)
         info.save(stage)
         for split, results in predictions.items():
             lines = [
@@ -134,6 +142,7 @@ def export_evaluator(
             data_card=read_data_card(data_args.dataset),
             load_id=hub_model_id or str(target),
             prompt_order=info.prompt_order,
+            profile=profile,
             loss_on=info.loss_on,
             label_policy=info.label_policy,
         )

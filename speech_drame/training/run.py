@@ -33,9 +33,11 @@ from typing import TYPE_CHECKING, Any
 from ..atomic_io import strict_json
 from ..audio_llm.tiny import TINY_MODEL
 from ..data.reader import ATTACH_HINT
+from ..errors import UsageError
 from ..hub.refs import is_repo_id
 from ..labels import describe_label_policy
-from ..prompts import instruction_pool, scored_dimensions
+from ..prompt_profile import PROFILE_FILE, PromptProfile, default_profile, load_profile
+from ..prompts import scored_dimensions
 from ..schema import SPLITS, Config, check_config
 from ..scorers.base import ClipScores
 from ..scorers.drame_eval import DrameEvalScorer, EvaluatorInfo
@@ -274,7 +276,8 @@ def train(
     train_rows = data[data_args.train_split].to_dataset(with_audio_only=True)
     if data_args.max_train_samples is not None:
         train_rows = train_rows.select(range(min(data_args.max_train_samples, len(train_rows))))
-    paraphrases = instruction_pool(config) if data_args.prompt_variation else None
+    profile = training_profile(data_args, config, dims)
+    paraphrases = profile.paraphrases.get(config) if data_args.prompt_variation else None
     train_set = AnnotatorSampledDataset(train_rows, dims, data_args.label_policy, paraphrases)
     logger.info(
         "%d training pairs from %d clips (%d without audio left out); label policy %s; "
@@ -291,7 +294,7 @@ def train(
     if args.activation_checkpointing:
         # Frozen embeddings: with reentrant checkpointing the blocks would get no gradient.
         model.enable_input_require_grads()
-    encoder = PromptEncoder(processor, config, dims, data_args.prompt_order)
+    encoder = PromptEncoder(processor, config, dims, data_args.prompt_order, profile)
     trainer = Trainer(
         model=model,
         args=args,
@@ -314,6 +317,7 @@ def train(
         dimensions=dims,
         batch_size=args.per_device_eval_batch_size,
         prompt_order=data_args.prompt_order,
+        profile=profile,
     )
     evaluation, predictions = {}, {}
     for split in splits:
@@ -353,12 +357,14 @@ def train(
         training_data=training_data(data_args.dataset, data_args.train_split, len(train_rows)),
         **{k: choices[k] for k in ("prompt_order", "lora_scope", "loss_on", "prompt_variation",
                                    "label_policy")},
+        prompt_profile=PROFILE_FILE, prompt_profile_digest=profile.digest,
     )  # fmt: skip
     folder, files = export_evaluator(
         args.output_dir,
         model=trainer.model,
         processor=processor,
         info=info,
+        profile=profile,
         metrics=metrics,
         predictions=predictions,
         data_args=data_args,
@@ -411,6 +417,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         }
         print(json.dumps(strict_json(summary), indent=2))
     return 0
+
+
+def training_profile(
+    data_args: DataArguments, config: Config, dims: Sequence[str]
+) -> PromptProfile:
+    """The prompt profile of a run (``--prompt_profile``, else the default), checked against
+    its config, dimensions, ``--prompt_order`` and ``--prompt_variation``.
+
+    Raises:
+        UsageError: naming the option the profile cannot serve.
+    """
+    profile = (
+        load_profile(data_args.prompt_profile) if data_args.prompt_profile else default_profile()
+    )
+    where = f"--prompt_profile {data_args.prompt_profile or '(default)'}"
+    try:
+        profile.check_order(data_args.prompt_order)
+        for d in dims:
+            profile.instruction(config, d)
+    except ValueError as exc:
+        raise UsageError(f"{where}: {exc}") from None
+    if data_args.prompt_variation and not profile.paraphrases.get(config):
+        raise UsageError(
+            f"{where}: no {config} paraphrases for --prompt_variation; add them to the profile "
+            "or give --prompt_variation false"
+        )
+    return profile
 
 
 def training_choices(data_args: DataArguments, lora_args: LoraArguments) -> dict[str, Any]:
