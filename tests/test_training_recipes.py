@@ -68,7 +68,7 @@ def test_explicit_options_win_over_the_recipe(tmp_path):
 
 
 def test_the_recipe_says_what_it_is_changed_and_kept(caplog):
-    with caplog.at_level(logging.INFO, logger="speech_drame.training.recipes"):
+    with caplog.at_level(logging.INFO, logger="speech_drame.training.arguments"):
         parse_args([*BASE, "--recipe", "official-code", "--per_device_train_batch_size", "2"])
     (line,) = [r.getMessage() for r in caplog.records if r.getMessage().startswith("recipe ")]
     assert line.startswith("recipe official-code: per_device_train_batch_size 8 (sft_lora.yaml)")

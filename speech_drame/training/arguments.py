@@ -287,9 +287,11 @@ def parse_args(
     parser.set_defaults(**from_yaml)
     values, _ = parser.parse_known_args(argv)
     explicit = explicit_options(argv)
-    parser.set_defaults(**apply_recipe(values.recipe, vars(values), explicit | set(from_yaml)))
+    recipe, recipe_line = apply_recipe(values.recipe, vars(values), explicit | set(from_yaml))
+    parser.set_defaults(**recipe)
     values, _ = parser.parse_known_args(argv)
     parser.set_defaults(**machine_defaults(values, explicit))
+    logger.info(recipe_line)  # once the machine can run it
     # The parser also returns a namespace holding --config (already applied above).
     outputs = parser.parse_args_into_dataclasses(args=argv)
     return tuple(outputs[: len(ARGUMENT_CLASSES)])  # type: ignore[return-value]

@@ -12,11 +12,8 @@ sft_lora.yaml`` and ``ds_zero1.json``, the sampler and prompts in
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from typing import Any
-
-logger = logging.getLogger(__name__)
 
 DEFAULT_RECIPE = "paper"
 # What an epoch visits (train.py --sampler; the datasets are in .data).
@@ -85,23 +82,22 @@ def describe_recipe(name: str) -> str:
     return "; ".join(f"{o} {_text(s[name][0])} ({s[name][1]})" for o, s in RECIPES.items())
 
 
-def apply_recipe(name: str, current: Mapping[str, Any], given: set[str]) -> dict[str, Any]:
-    """The defaults recipe ``name`` sets: those of its options not in ``given`` (set in the
-    YAML or on the command line). Logs the effective recipe, what it changed from
-    ``current`` (the values before it) and what was kept as given."""
+def apply_recipe(
+    name: str, current: Mapping[str, Any], given: set[str]
+) -> tuple[dict[str, Any], str]:
+    """``(defaults, line)``: the defaults recipe ``name`` sets (those of its options not in
+    ``given``, set in the YAML or on the command line) and the line that says the effective
+    recipe, what it changed from ``current`` (the values before it) and what was kept as given."""
     values = recipe_defaults(name)
     chosen = {k: v for k, v in values.items() if k not in given}
     changed = {k: v for k, v in chosen.items() if current.get(k) != v}
     kept = {k: current[k] for k in values if k in given}
-    logger.info(
-        "recipe %s: %s; changed: %s; kept as given: %s; not set by train.py: %s",
-        name,
-        describe_recipe(name),
-        _settings(changed) or "nothing",
-        _settings(kept) or "nothing",
-        NOT_SET_BY_TRAIN_PY[name],
+    line = (
+        f"recipe {name}: {describe_recipe(name)}; changed: {_settings(changed) or 'nothing'}; "
+        f"kept as given: {_settings(kept) or 'nothing'}; not set by train.py: "
+        f"{NOT_SET_BY_TRAIN_PY[name]}"
     )
-    return chosen
+    return chosen, line
 
 
 def _text(value: Any) -> str:
