@@ -275,8 +275,8 @@ def train(
     if data_args.max_train_samples is not None:
         train_rows = train_rows.select(range(min(data_args.max_train_samples, len(train_rows))))
     paraphrases = instruction_pool(config) if data_args.prompt_variation else None
-    sampler = SAMPLERS[data_args.sampler]
-    train_set = sampler(train_rows, dims, data_args.label_policy, paraphrases)
+    dataset_class = SAMPLERS[data_args.sampler]
+    train_set = dataset_class(train_rows, dims, data_args.label_policy, paraphrases)
     logger.info(
         "%d training pairs from %d clips (%d without audio left out; sampler %s: %d examples "
         "per epoch); label policy %s; skipped (no usable label): %s; null ratings counted as 1: %s",
