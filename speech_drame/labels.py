@@ -5,10 +5,12 @@ as null plus the ``not_applicable`` mask in the built dataset) and, for archetyp
 ratings of an annotator who failed the clip on Content Pass. The built dataset keeps this raw
 truth; every place that turns annotator lists into numbers reads it through one policy:
 
-- ``paper`` (default): every null or ``"N/A"`` rating of a 1..5 dimension counts as 1, as the
-  Speech-DRAME paper and its official code do in training targets, in the zero/few-shot
-  reference and in few-shot exemplar gold. (The official fine-tuning result parser differs in
-  one detail: it counts ``"N/A"`` as 1 but leaves plain nulls out of the reference.)
+- ``paper`` (default): every null or ``"N/A"`` rating of a 1..5 dimension counts as 1. The
+  Speech-DRAME paper counts ``"N/A"`` as 1; the official code counts both as 1 in its archetype
+  training targets, in the zero/few-shot reference and in few-shot exemplar gold, while its
+  realism training draws and its fine-tuning result parser count ``"N/A"`` as 1 but leave plain
+  nulls out (a realism clip whose votes are all null gets 1). See the README's table "Paper vs
+  official code vs this package".
 - ``skip``: nulls and ``"N/A"`` are left out (and counted where they are reported).
 
 Content Pass votes are never changed: a null vote is left out under both policies.

@@ -1,4 +1,5 @@
-"""DRAME-Eval decodings (expectation, official top-k/top-p) and label-mass flags."""
+"""DRAME-Eval decodings (expectation; official: generation-config processors, then top-k/top-p,
+checked against ``generate``) and label-mass flags."""
 
 import numpy as np
 import pytest
@@ -7,7 +8,8 @@ from conftest import tone
 
 from speech_drame.audio_llm.tiny import build_tiny
 from speech_drame.scorers.base import ClipScores
-from speech_drame.scorers.drame_eval import Clip, DrameEvalScorer, official_filter
+from speech_drame.scorers.drame_eval import Clip, DrameEvalScorer
+from speech_drame.scorers.official_decoding import official_filter
 
 QUESTION = "You are a firefighter. Smoke fills the hall and you find a trapped child. You say:"
 RATED = ("audio_quality", "human_likeness", "appropriateness")
@@ -86,20 +88,23 @@ def top_k_case(vocab: int, ids: dict[str, int]) -> np.ndarray:
 
 
 def test_official_filter_matches_an_independent_reference(tiny):
-    _, processor = tiny
+    model, processor = tiny
     ids = label_ids(processor)
+    prompt = torch.tensor([[1, 2, 3]])  # the tiny model's generation_config adds no processor
+
+    def keep(x, **sampling):
+        return official_filter(torch.tensor(x, dtype=torch.float32), model, prompt, **sampling)
+
     rng = np.random.default_rng(0)
     cases = [rng.normal(0, s, 1024) for s in (0.5, 2.0, 4.0, 8.0)] + [top_k_case(1024, ids)]
     for x in cases:
-        got = official_filter(torch.tensor(x[None, :], dtype=torch.float32))[0].numpy()
-        np.testing.assert_array_equal(got, reference_keep(x))
+        np.testing.assert_array_equal(keep(x).numpy(), reference_keep(x))
     assert 1 < reference_keep(cases[2]).sum() < 50  # the nucleus, not only top-k, cut it
     x = cases[-1]
-    kept = official_filter(torch.tensor(x[None, :], dtype=torch.float32))[0]
+    kept = keep(x)
     assert [bool(kept[ids[t]]) for t in "12345"] == [True, True, True, True, False]
     # label 5 is lost to top-k alone: with every token in the top-k it survives the nucleus
-    wide = official_filter(torch.tensor(x[None, :], dtype=torch.float32), top_k=1024)[0]
-    assert bool(wide[ids["5"]])
+    assert bool(keep(x, top_k=1024)[ids["5"]])
 
 
 def test_scores_follow_the_reference_when_top_k_removes_a_label(tiny, restore_head):
@@ -176,6 +181,101 @@ def test_official_and_expectation_differ_on_the_tiny_model_and_expectation_is_de
             assert o.label_mass[dim] == pytest.approx(e.label_mass[dim] * pe[kept].sum(), 1e-4)
     with pytest.raises(ValueError, match="decoding must be one of expectation, official"):
         DrameEvalScorer(model, processor, "archetype", decoding="greedy")
+
+
+def peak_labels(model, processor) -> None:
+    """Labels 1-3 stand out (label 4 survives top-k only, 5 neither): official decoding keeps some."""
+    ids = label_ids(processor)
+    bias = torch.zeros(model.lm_head.out_features)
+    for t, b in zip("012345", (8.0, 8.0, 8.0, 8.0, 5.5, 0.0), strict=True):
+        bias[ids[t]] = b
+    set_head(model, model.lm_head.weight.detach(), bias)
+
+
+@pytest.fixture(scope="module")
+def penalised_checkpoint(tmp_path_factory):
+    """A saved tiny checkpoint whose generation_config.json sets a repetition penalty, loaded
+    back as a checkpoint is (its output layer then peaked on the labels)."""
+    from speech_drame.audio_llm.qwen2_audio import load_base
+
+    folder = tmp_path_factory.mktemp("penalised")
+    model, processor = build_tiny(seed=2)
+    model.generation_config.repetition_penalty = 1.3
+    model.save_pretrained(folder)
+    processor.save_pretrained(folder)
+    model, processor = load_base(str(folder))
+    assert model.generation_config.repetition_penalty == 1.3
+    peak_labels(model, processor)
+    return model, processor
+
+
+def generate_scores(model, scorer, clip, dim):
+    """``generate``'s own first-token scores (after every processor) and raw logits for the
+    whole prompt of ``dim``, sampling as the official pipeline does."""
+    prefix = scorer.encoder.encode_prefix(clip.samples, clip.fields)
+    ids = torch.tensor([prefix.input_ids + prefix.suffix_ids[dim]])
+    out = model.generate(input_ids=ids, attention_mask=torch.ones_like(ids),
+                         input_features=prefix.input_features[None],
+                         feature_attention_mask=prefix.feature_attention_mask[None],
+                         do_sample=True, temperature=1.0, top_k=50, top_p=0.95, max_new_tokens=1,
+                         output_scores=True, output_logits=True,
+                         return_dict_in_generate=True)  # fmt: skip
+    return ids, out.scores[0][0], out.logits[0][0]
+
+
+@pytest.mark.parametrize("order", ["instruction_first", "context_first"])
+def test_official_decoding_equals_generate_with_a_repetition_penalty(penalised_checkpoint, order):
+    """The label distribution of official decoding is the one ``generate`` samples from, with
+    the checkpoint's repetition penalty on the whole prompt (whose rubric holds the digits), in
+    the shared-prefix path and the full-forward path alike."""
+    from transformers import RepetitionPenaltyLogitsProcessor
+
+    model, processor = penalised_checkpoint
+    ids = label_ids(processor)
+    scorer = DrameEvalScorer(model, processor, "archetype", decoding="official", prompt_order=order)
+    assert "official decoding [RepetitionPenalty(1.3), TopK(50), TopP(0.95)]" in scorer.description
+    batch = clips(2)
+    shared = scorer.score_clips(batch)
+    full = scorer.score_clips(batch, shared_prefix=False)
+    for clip, fast, slow in zip(batch, shared, full, strict=True):
+        assert fast.ok and slow.ok
+        for dim in ("content_pass", *RATED):
+            labels = [ids[t] for t in ("01" if dim == "content_pass" else "12345")]
+            prompt, scores, raw = generate_scores(model, scorer, clip, dim)
+            assert set(labels) <= set(prompt[0].tolist())  # the penalty reaches every label
+            want = torch.softmax(scores[labels], -1).numpy()  # pruned labels: 0
+            penalised = RepetitionPenaltyLogitsProcessor(1.3)(prompt, raw[None].float())[0]
+            mass = torch.softmax(penalised, -1)[labels][torch.isfinite(scores[labels])].sum()
+            for result in (fast, slow):
+                if dim == "content_pass":
+                    assert result.content_pass == pytest.approx(want[1], abs=1e-5)
+                else:
+                    np.testing.assert_allclose(result.distributions[dim], want, atol=1e-5)
+                assert result.label_mass[dim] == pytest.approx(float(mass), rel=1e-4)
+            # the penalty changed the distribution: without it generate samples otherwise
+            plain = torch.softmax(raw[labels].float(), -1).numpy()
+            assert np.abs(plain - want).max() > 1e-3
+
+
+def test_official_decoding_without_processors_states_and_hashes_its_filters(tiny, restore_head):
+    model, processor = tiny
+    peak_labels(model, processor)
+    official = DrameEvalScorer(model, processor, "archetype", decoding="official")
+    assert official.processors == ["TopK(50)", "TopP(0.95)"]
+    assert official.description.endswith("official decoding [TopK(50), TopP(0.95)])")
+    before = official.id
+    (b,) = official.score_clips(clips(1))
+    model.generation_config.repetition_penalty = 1.3  # what generate reads: the model's config
+    try:
+        penalised = DrameEvalScorer(model, processor, "archetype", decoding="official")
+        assert penalised.processors == ["RepetitionPenalty(1.3)", "TopK(50)", "TopP(0.95)"]
+        assert penalised.id != before  # a checkpoint's processors are part of the scorer
+        expectation = DrameEvalScorer(model, processor, "archetype")
+        assert expectation.processors == [] and "[" not in expectation.description
+        (a,) = penalised.score_clips(clips(1))
+        assert a.scores != b.scores
+    finally:
+        model.generation_config.repetition_penalty = None
 
 
 def test_label_mass_threshold_flips_the_flag_and_the_counts(tiny, restore_head):

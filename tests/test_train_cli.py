@@ -342,3 +342,30 @@ def test_train_with_a_prompt_profile_exports_it_and_scoring_uses_it(dataset, tmp
     assert proc.returncode == 2
     (line,) = error_lines(proc)
     assert "no archetype paraphrases for --prompt_variation" in line
+
+
+def test_a_tiny_run_with_the_official_code_recipe(dataset, tmp_path):
+    """--recipe official-code on the tiny model: the recipe line, one example per clip per
+    epoch (the official sampler), drop_last, the canonical prompt, and the card and metrics
+    saying which recipe it was; the explicit per-device batch of the smoke command wins."""
+    out = tmp_path / "official"
+    proc = train(*smoke_args(dataset, out, steps=2), "--recipe", "official-code", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (line,) = [x for x in proc.stderr.splitlines() if "recipe official-code:" in x]
+    assert "kept as given: per_device_train_batch_size 2;" in line
+    assert "changed: warmup_steps 1000, dataloader_drop_last true, prompt_variation false, " \
+           "sampler random_dimension;" in line  # fmt: skip
+    assert "sampler random_dimension: 6 examples per epoch" in proc.stderr  # six clips
+    evaluator = out / "evaluator"
+    metrics = json.loads((evaluator / "metrics.json").read_text())
+    choices = metrics["training_choices"]
+    assert (choices["recipe"], choices["sampler"]) == ("official-code", "random_dimension")
+    assert choices["dataloader_drop_last"] is True and choices["prompt_variation"] is False
+    assert metrics["train"]["examples_per_epoch"] == 6
+    assert metrics["train"]["training_pairs"] > 6  # every pair is still a candidate
+    card = (evaluator / "README.md").read_text()
+    assert "| recipe | `official-code`: per_device_train_batch_size 8 (sft_lora.yaml);" in card
+    assert "| sampler | `random_dimension`: every clip once per epoch" in card
+    assert "| warm-up steps | 1000 |" in card
+    info = json.loads((evaluator / "drame_eval_config.json").read_text())
+    assert info["prompt_variation"] is False

@@ -86,6 +86,7 @@ def test_every_clip_dimension_with_a_usable_label_is_a_training_pair(run, demo_d
         "lora_target_modules": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
                                 "down_proj"],
         "loss_on": "answer_span", "prompt_variation": True, "label_policy": "paper",
+        "recipe": "paper", "sampler": "pairs", "dataloader_drop_last": False,
     }  # fmt: skip
 
 

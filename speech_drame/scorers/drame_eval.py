@@ -3,9 +3,11 @@
 For each dimension the scorer reads the next-token distribution at the answer position,
 restricted to the label tokens and renormalised: ``"1".."5"`` gives the expected score
 (the paper's expectation decoding), ``"0"/"1"`` gives the Content Pass probability. With
-``decoding="official"`` the official pipeline's sampling filters (temperature 1, top-k 50,
-top-p 0.95) first prune the whole vocabulary and only the labels that survive are
-renormalised (:data:`DECODINGS`, :func:`official_filter`).
+``decoding="official"`` the logits first go through what ``generate`` would apply in the
+official pipeline: the checkpoint's ``generation_config`` processors (a repetition penalty, if
+set, on the whole prompt of the dimension), then its sampling filters (temperature 1, top-k 50,
+top-p 0.95), and only the labels that survive are renormalised (:data:`DECODINGS`,
+:mod:`.official_decoding`).
 
 Scoring is batched over clips, and all dimensions of a clip share one encoding of the audio
 (and, in the ``context_first`` prompt order, the context): the prefix is run once, its KV cache
@@ -57,6 +59,7 @@ from ..prompt_profile import PromptProfile, default_profile, load_profile
 from ..prompts import rubric, scored_dimensions
 from ..schema import CONTENT_PASS, Config, check_config, context_columns
 from .base import ClipInput, ClipScores
+from .official_decoding import OFFICIAL_TOP_K, OFFICIAL_TOP_P, describe_processors, official_scores
 
 EVALUATOR_CONFIG = "drame_eval_config.json"
 ADAPTER_CONFIG = "adapter_config.json"  # a plain PEFT adapter
@@ -290,29 +293,13 @@ def _modules(model: Any) -> tuple[Any, Any]:
 
 
 # How a dimension's score is read from the next-token distribution at the answer position.
-OFFICIAL_TOP_K, OFFICIAL_TOP_P = 50, 0.95
 DECODINGS = {
     "expectation": "expectation over every label, renormalised (the paper's decoding)",
-    "official": f"the official pipeline's sampling filters (temperature 1, top-k {OFFICIAL_TOP_K}, "
-    f"top-p {OFFICIAL_TOP_P}) on the whole vocabulary, then the expectation over the "
-    "surviving labels, renormalised",
+    "official": "what generate applies in the official pipeline: the checkpoint's "
+    "generation_config logits processors (e.g. a repetition penalty), then its sampling filters "
+    f"(temperature 1, top-k {OFFICIAL_TOP_K}, top-p {OFFICIAL_TOP_P}) on the whole vocabulary; "
+    "then the expectation over the surviving labels, renormalised",
 }
-
-
-def official_filter(logits: Any, top_k: int = OFFICIAL_TOP_K, top_p: float = OFFICIAL_TOP_P) -> Any:
-    """Which tokens of (rows, vocab) ``logits`` survive the official pipeline's sampling
-    filters: a boolean tensor of the same shape.
-
-    Temperature 1 leaves the logits as they are; top-k then keeps the tokens whose logit is at
-    least the k-th largest (ties kept), and top-p keeps, of those, the smallest set of the most
-    probable whose probability (renormalised over the top-k) exceeds ``top_p`` once the rest
-    is dropped, always at least the most probable token: transformers' ``TopKLogitsWarper``
-    and ``TopPLogitsWarper`` in that order, as ``generate(do_sample=True)`` applies them.
-    """
-    from transformers.generation.logits_process import TopKLogitsWarper, TopPLogitsWarper
-
-    filtered = TopPLogitsWarper(top_p)(None, TopKLogitsWarper(top_k)(None, logits.float()))
-    return filtered != float("-inf")  # a NaN survives, to be reported as non-finite output
 
 
 def _load_foreign(
@@ -413,9 +400,12 @@ class DrameEvalScorer:
         )
         self.settings = self._settings(info, settings or {})
         shown = {k: v for k, v in self.settings.items() if k != "decoding"}
+        # official decoding: the logits processors generate builds from the model's config
+        self.processors = describe_processors(model) if decoding == "official" else []
+        steps = f" [{', '.join(self.processors)}]" if self.processors else ""
         self.description = (
             f"DRAME-Eval {source or 'evaluator'} ({self.config}, base {self._base}, "
-            f"{decoding} decoding) with " + ", ".join(f"{k} {v}" for k, v in shown.items())
+            f"{decoding} decoding{steps}) with " + ", ".join(f"{k} {v}" for k, v in shown.items())
         )
         self._id: str | None = None
 
@@ -446,12 +436,14 @@ class DrameEvalScorer:
     @property
     def id(self) -> str:
         """``drame-eval-<hash>`` of the config, the scored dimensions, the base model, the
-        :attr:`settings` (decoding, prompt profile and order, ...) and the adapter (LoRA)
-        weights, or every weight of a model without an adapter: another adapter, training
-        step, decoding, profile or order never matches."""
+        :attr:`settings` (decoding, prompt profile and order, ...; with official decoding, the
+        logits processors it applies) and the adapter (LoRA) weights, or every weight of a model
+        without an adapter: another adapter, training step, decoding, profile or order never
+        matches."""
         if self._id is None:
             settings = [self.config, self.scored, self._base, self.decoding, self.prompt_order,
                         sorted(self.settings.items())]  # fmt: skip
+            settings += [self.processors] if self.processors else []
             h = hashlib.sha256(json.dumps(settings).encode())
             params = sorted(self.model.named_parameters())
             for name, param in [p for p in params if "lora_" in p[0]] or params:
@@ -689,7 +681,7 @@ class DrameEvalScorer:
         ).last_hidden_state
         last = smask.sum(-1) - 1
         answer_hidden = hidden[torch.arange(hidden.shape[0], device=device), last]
-        return self._label_logprobs(head(answer_hidden))
+        return self._label_logprobs(head(answer_hidden), prefixes)
 
     def _full_forward_logprobs(self, prefixes: Sequence[PrefixInputs]) -> Any:
         """Label log-probs (clips, dims, labels) from one unpadded full forward per dimension."""
@@ -705,14 +697,16 @@ class DrameEvalScorer:
                     input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False, **audio
                 ).logits[0, -1]
                 rows.append(logits)
-        return self._label_logprobs(torch.stack(rows))
+        return self._label_logprobs(torch.stack(rows), prefixes)
 
-    def _label_logprobs(self, logits: Any) -> Any:
+    def _label_logprobs(self, logits: Any, prefixes: Sequence[PrefixInputs]) -> Any:
         """(clips * dims, vocab) logits -> (clips, dims, labels) log-probabilities.
 
-        Log-probabilities are under the full next-token softmax; a label that ``official``
-        decoding filters out (:func:`official_filter`) is ``-inf``, and so is the padding of
-        dimensions with fewer labels (Content Pass).
+        Log-probabilities are under the full next-token softmax; ``official`` decoding first
+        applies the checkpoint's generation-config processors, given each dimension's whole
+        prompt (prefix and suffix, as ``generate`` sees it), and a label its sampling filters
+        prune is ``-inf`` (:func:`~.official_decoding.official_scores`). The padding of
+        dimensions with fewer labels (Content Pass) is ``-inf`` too.
         """
         import torch
 
@@ -726,9 +720,18 @@ class DrameEvalScorer:
         n_clips = logits.shape[0] // len(self.scored)
         index = index.to(logits.device).repeat(n_clips, 1)
         valid = valid.to(logits.device).repeat(n_clips, 1)
-        logp = torch.log_softmax(logits.float(), dim=-1)
+        logits = logits.float()
         if self.decoding == "official":
-            logp = logp.masked_fill(~official_filter(logits), float("-inf"))
+            prompts = [p.input_ids + p.suffix_ids[d] for p in prefixes for d in self.scored]
+            rows = [
+                official_scores(self.model, torch.tensor([ids], device=logits.device), row)
+                for ids, row in zip(prompts, logits, strict=True)
+            ]
+            logits = torch.stack([reshaped for reshaped, _ in rows])
+            kept = torch.stack([scores != float("-inf") for _, scores in rows])
+            logp = torch.log_softmax(logits, dim=-1).masked_fill(~kept, float("-inf"))
+        else:
+            logp = torch.log_softmax(logits, dim=-1)
         logp = logp.gather(1, index)
         return logp.masked_fill(~valid, float("-inf")).view(n_clips, len(self.scored), width)
 

@@ -2,6 +2,8 @@
 
 ``--config FILE.yaml`` supplies defaults (keys are the option names below); options given on
 the command line override them, so ``train.py --config configs/x.yaml --max_steps 20`` works.
+``--recipe paper|official-code`` (:mod:`.recipes`) sets the defaults of the options where the
+paper and the official code differ, beneath both: a value in the YAML or on the command line wins.
 
 The machine is checked before anything is loaded: on a machine without a bf16-capable GPU,
 ``--tiny`` (a smoke run) switches to CPU settings itself (``--use_cpu --bf16 false
@@ -31,6 +33,7 @@ from ..audio_llm.qwen2_audio import (
 from ..labels import DEFAULT_LABEL_POLICY, LABEL_POLICIES
 from ..schema import Config
 from . import SetupError
+from .recipes import DEFAULT_RECIPE, SAMPLER_CHOICES, apply_recipe, describe_recipe
 
 logger = logging.getLogger(__name__)
 
@@ -105,8 +108,9 @@ class DataArguments:
         metadata={
             "help": "Draw the dimension's question per training example from the prompt "
             "profile's paraphrases (default profile: 30 per dimension, "
-            "speech_drame/resources/instruction_pool.json; the official code trains with "
-            "paraphrased prompts). Evaluation and scoring use the canonical one."
+            "speech_drame/resources/instruction_pool.json; the paper samples prompts at random, "
+            "the official code paraphrases only its realism RoleVariation records). Evaluation "
+            "and scoring use the canonical one. Default: set by --recipe."
         },
     )
     prompt_profile: str | None = field(
@@ -115,6 +119,14 @@ class DataArguments:
             "help": "Prompt profile file (JSON/YAML, see `speech-drame prompt-profile show`) "
             "holding the query's words; the evaluator carries it and scoring uses it "
             "(default: this package's own wording). --prompt_order picks its order of that name."
+        },
+    )
+    sampler: Literal["pairs", "random_dimension"] = field(
+        default="pairs",
+        metadata={
+            "help": "What an epoch visits: "
+            + "; ".join(f"{k}: {v}" for k, v in SAMPLER_CHOICES.items())
+            + ". Default: set by --recipe."
         },
     )
     prompt_order: Literal["instruction_first", "context_first"] = field(
@@ -165,6 +177,14 @@ class DrameEvalTrainingArguments(TrainingArguments):
     metrics) once, at the end; the Trainer itself never pushes checkpoints.
     """
 
+    recipe: Literal["paper", "official-code"] = field(
+        default=DEFAULT_RECIPE,
+        metadata={
+            "help": "Defaults of the settings where the paper (Appendix L.3) and the official "
+            "code differ; a value in the YAML or on the command line wins. "
+            + " | ".join(f"{r}: {describe_recipe(r)}" for r in ("paper", "official-code"))
+        },
+    )
     resume: bool = field(
         default=False,
         metadata={"help": "Resume from the last checkpoint in --output_dir, if there is one."},
@@ -272,10 +292,15 @@ def parse_args(
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--config")
     known, _ = pre.parse_known_args(argv)
-    if known.config:
-        parser.set_defaults(**load_yaml_defaults(known.config, parser))
+    from_yaml = load_yaml_defaults(known.config, parser) if known.config else {}
+    parser.set_defaults(**from_yaml)
     values, _ = parser.parse_known_args(argv)
-    parser.set_defaults(**machine_defaults(values, explicit_options(argv)))
+    explicit = explicit_options(argv)
+    recipe, recipe_line = apply_recipe(values.recipe, vars(values), explicit | set(from_yaml))
+    parser.set_defaults(**recipe)
+    values, _ = parser.parse_known_args(argv)
+    parser.set_defaults(**machine_defaults(values, explicit))
+    logger.info(recipe_line)  # once the machine can run it
     # The parser also returns a namespace holding --config (already applied above).
     outputs = parser.parse_args_into_dataclasses(args=argv)
     return tuple(outputs[: len(ARGUMENT_CLASSES)])  # type: ignore[return-value]

@@ -126,6 +126,29 @@ class AnnotatorSampledDataset:
         }
 
 
+class RandomDimensionDataset(AnnotatorSampledDataset):
+    """The official code's sampler (``--sampler random_dimension``): one example per clip per
+    visit, its dimension drawn uniformly at each visit among the clip's dimensions with a usable
+    label (the pairs of :func:`index_examples`), then its label as in the parent class."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        by_clip: dict[int, list[int]] = {}
+        for k, (row_index, _) in enumerate(self.index.pairs):
+            by_clip.setdefault(row_index, []).append(k)
+        self.clips = list(by_clip.values())  # per clip, its positions in ``index.pairs``
+
+    def __len__(self) -> int:
+        return len(self.clips)
+
+    def __getitem__(self, i: int) -> dict[str, Any]:
+        pairs = self.clips[i]
+        return super().__getitem__(pairs[_draw(len(pairs), None)])
+
+
+SAMPLERS = {"pairs": AnnotatorSampledDataset, "random_dimension": RandomDimensionDataset}
+
+
 class DrameEvalCollator:
     """Batches examples: prefix + dimension suffix (ending with ``<answer>``) + label +
     ``</answer>``; the loss is on the answer's tokens (``answer_span``: ``<answer>k</answer>``)

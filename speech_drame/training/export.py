@@ -21,6 +21,7 @@ from ..hub.cards import read_data_card, render_model_card
 from ..labels import LABEL_POLICIES
 from ..prompt_profile import save_profile
 from ..scorers.drame_eval import EVALUATOR_DIR
+from .recipes import SAMPLER_CHOICES, describe_recipe
 
 if TYPE_CHECKING:
     from ..prompt_profile import PromptProfile
@@ -47,7 +48,8 @@ def training_recipe(
     lora_args: LoraArguments, args: DrameEvalTrainingArguments, metrics: Mapping[str, Any]
 ) -> list[tuple[str, Any]]:
     """The rows of the model card's training-procedure table; each recipe switch says whether
-    it is the official code's setting."""
+    it is the official code's setting, and the first row which recipe (:mod:`.recipes`) set
+    the defaults where the paper and the official code differ."""
     precision = "bf16" if args.bf16 else "fp16" if args.fp16 else "fp32"
     train, choices = metrics["train"], metrics["training_choices"]
     scope = choices["lora_scope"]
@@ -55,6 +57,7 @@ def training_recipe(
         "set by --lora_target_modules" if scope == "custom" else f"`{scope}`: {LORA_SCOPES[scope]}"
     )
     return [
+        ("recipe", f"`{choices['recipe']}`: {describe_recipe(choices['recipe'])}"),
         ("method", "LoRA (PEFT), base weights frozen"),
         (
             "LoRA rank / alpha / dropout",
@@ -82,6 +85,8 @@ def training_recipe(
         ("activation (gradient) checkpointing", args.activation_checkpointing),
         ("seed", args.seed),
         ("target sampling", "one annotator per draw, uniformly among the usable labels"),
+        ("sampler", f"`{choices['sampler']}`: {SAMPLER_CHOICES[choices['sampler']]}"),
+        ("drop the last incomplete batch", choices["dataloader_drop_last"]),
     ]
 
 

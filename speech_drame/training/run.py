@@ -248,7 +248,7 @@ def train(
     from transformers import Trainer, set_seed
 
     from ..audio_llm.qwen2_audio import PromptEncoder
-    from .data import AnnotatorSampledDataset, DrameEvalCollator, answer_token_loss
+    from .data import SAMPLERS, DrameEvalCollator, answer_token_loss
     from .export import export_evaluator
     from .hub import push_evaluator
 
@@ -278,13 +278,16 @@ def train(
         train_rows = train_rows.select(range(min(data_args.max_train_samples, len(train_rows))))
     profile = training_profile(data_args, config, dims)
     paraphrases = profile.paraphrases.get(config) if data_args.prompt_variation else None
-    train_set = AnnotatorSampledDataset(train_rows, dims, data_args.label_policy, paraphrases)
+    dataset_class = SAMPLERS[data_args.sampler]
+    train_set = dataset_class(train_rows, dims, data_args.label_policy, paraphrases)
     logger.info(
-        "%d training pairs from %d clips (%d without audio left out); label policy %s; "
-        "skipped (no usable label): %s; null ratings counted as 1: %s",
-        len(train_set),
+        "%d training pairs from %d clips (%d without audio left out; sampler %s: %d examples "
+        "per epoch); label policy %s; skipped (no usable label): %s; null ratings counted as 1: %s",
+        len(train_set.index.pairs),
         len(train_rows),
         without_audio[data_args.train_split],
+        data_args.sampler,
+        len(train_set),
         data_args.label_policy,
         train_set.index.skipped,
         train_set.index.filled,
@@ -332,7 +335,7 @@ def train(
             f"eval_{split}",
             {k: v for k, v in evaluation[split].items() if isinstance(v, int | float)},
         )
-    choices = training_choices(data_args, lora_args)
+    choices = training_choices(data_args, lora_args, args)
     metrics = {
         "config": config,
         "dimensions": list(dims),
@@ -342,7 +345,8 @@ def train(
             **train_result.metrics,
             "global_step": trainer.state.global_step,
             "effective_batch_size": effective_batch(args),
-            "training_pairs": len(train_set),
+            "training_pairs": len(train_set.index.pairs),
+            "examples_per_epoch": len(train_set),
             "training_clips": len(train_rows),
             "training_clips_without_audio": without_audio[data_args.train_split],
             "skipped_no_valid_score": train_set.index.skipped,
@@ -446,11 +450,16 @@ def training_profile(
     return profile
 
 
-def training_choices(data_args: DataArguments, lora_args: LoraArguments) -> dict[str, Any]:
+def training_choices(
+    data_args: DataArguments, lora_args: LoraArguments, args: DrameEvalTrainingArguments
+) -> dict[str, Any]:
     """The recipe switches of a run, as ``metrics.json`` and the evaluator config record them."""
     from ..audio_llm.qwen2_audio import lora_targets
 
     return {
+        "recipe": args.recipe,
+        "sampler": data_args.sampler,
+        "dataloader_drop_last": args.dataloader_drop_last,
         "prompt_order": data_args.prompt_order,
         "lora_scope": "custom" if lora_args.lora_target_modules else lora_args.lora_scope,
         "lora_target_modules": lora_args.lora_target_modules or lora_targets(lora_args.lora_scope),
