@@ -262,7 +262,7 @@ def test_official_decoding_without_processors_states_and_hashes_its_filters(tiny
     peak_labels(model, processor)
     official = DrameEvalScorer(model, processor, "archetype", decoding="official")
     assert official.processors == ["TopK(50)", "TopP(0.95)"]
-    assert official.description.endswith("official decoding [TopK(50), TopP(0.95)])")
+    assert "official decoding [TopK(50), TopP(0.95)]) with prompt profile" in official.description
     before = official.id
     (b,) = official.score_clips(clips(1))
     model.generation_config.repetition_penalty = 1.3  # what generate reads: the model's config
