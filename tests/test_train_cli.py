@@ -198,6 +198,7 @@ def test_resumed_run_replaces_the_export_and_pushes_exactly_it(smoke, dataset, h
 
 
 def test_a_failed_export_leaves_the_previous_one_whole(smoke, dataset, tmp_path):
+    from speech_drame.prompt_profile import default_profile
     from speech_drame.scorers.drame_eval import EvaluatorInfo
     from speech_drame.training.export import export_evaluator
     from speech_drame.training.run import build_model
@@ -217,6 +218,7 @@ def test_a_failed_export_leaves_the_previous_one_whole(smoke, dataset, tmp_path)
         export_evaluator(
             out, model=model, processor=processor, info=info, metrics=metrics, predictions={},
             data_args=data_args, lora_args=lora_args, args=args, hub_model_id=None,
+            profile=default_profile(),
         )  # fmt: skip
     assert {name: (out / name).read_bytes() for name in exported(out)} == before
     assert not [p.name for p in out.iterdir() if p.name.startswith(".")]  # no staging left

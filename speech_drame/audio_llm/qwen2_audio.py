@@ -56,9 +56,8 @@ LORA_SCOPES: dict[str, str] = {
     "config; the audio encoder stays frozen)",
 }
 PROMPT_VARIATION: dict[bool, str] = {
-    True: "one of the profile's paraphrases of the dimension's question drawn per training "
-    "example (the paper's Appendix L.3: prompts sampled at random); scoring asks the canonical "
-    "question",
+    True: "one of 30 paraphrases of the dimension's question drawn per training example (the "
+    "paper's Appendix L.3 samples prompts at random); scoring asks the canonical question",
     False: "the canonical question only (the official code's choice, apart from its realism "
     "RoleVariation records)",
 }
