@@ -142,7 +142,7 @@ def bench_training(steps: int, batch_size: int, checkpointing: bool) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         make_release(root / "release", 24)
-        build_dataset(root / "release", root / "speech-drame", progress=False)
+        build_dataset(root / "release", root / "speech-drame", progress=False, license_id="cc0-1.0")
         config = Path(__file__).resolve().parents[1] / "configs" / "drame_eval_archetype.yaml"
         args = parse_args(
             ["--config", str(config), "--tiny", "--dataset", str(root / "speech-drame"),

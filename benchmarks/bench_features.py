@@ -54,7 +54,9 @@ def subset(dataset: Path, config: str, split: str, n: int, out: Path) -> Path:
 def official_dataset(tmp: Path) -> Path:
     from speech_drame.data.build import build_dataset
 
-    build_dataset(REPO / "official_samples", tmp / "official", progress=False)
+    build_dataset(
+        REPO / "official_samples", tmp / "official", progress=False, license_id="apache-2.0"
+    )
     return tmp / "official"
 
 

@@ -128,7 +128,7 @@ def make_dataset(root: Path, clips: list[Path], seed: int = 0) -> Path:
         lines[split].append(json.dumps(record(rid, rng)))
     for split, rows in lines.items():
         (release / f"{split}.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
-    build_dataset(root / "release", root / "speech-drame", progress=False)
+    build_dataset(root / "release", root / "speech-drame", progress=False, license_id="cc0-1.0")
     return root / "speech-drame"
 
 
