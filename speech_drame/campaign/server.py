@@ -513,6 +513,8 @@ def evaluators_html(report: dict[str, Any]) -> str:
     """The dashboard's attached scorers: per scorer its counts and, per dimension, Pearson and
     Spearman with the mean rating and their intervals beside the human ceiling, the
     distribution fit and the clips each rests on; per language when both occur."""
+    from ..languages import LANGUAGE_NAMES
+
     scorers = report.get("scorers") or {}
     if not scorers:
         return (
@@ -533,16 +535,16 @@ def evaluators_html(report: dict[str, Any]) -> str:
         if table is None:
             parts.append("<p>No rated clip with a score yet.</p>")
             continue
-        head = ["dimension", "Pearson", "interval", "Spearman", "interval", "human ceiling",
-                "interval"]  # fmt: skip
+        head = ["dimension", "Pearson", "95% interval", "Spearman", "95% interval", "ceiling",
+                "95% interval"]  # fmt: skip
         if e["fit"] is not None:
-            head += ["NLL (baseline)", "JSD (baseline)"]
-        head.append("clips (scorer / ceiling" + (" / fit)" if e["fit"] is not None else ")"))
+            head += ["NLL (base)", "JSD (base)"]
+        head.append("clips")
         parts.append(_table(head, _scorer_rows(e, report["dimensions"])))
         if "content_pass_accuracy" in table:
             parts.append(
-                _table(["Content Pass", "accuracy", "interval", "clips"],
-                       [["majority vote", table["content_pass_accuracy"],
+                _table(["Content Pass (raters' majority)", "accuracy", "95% interval", "clips"],
+                       [["pass probability >= 0.5", table["content_pass_accuracy"],
                          table.get("content_pass_accuracy_ci", [math.nan] * 2),
                          table["content_pass_count"]]])
             )  # fmt: skip
@@ -550,7 +552,8 @@ def evaluators_html(report: dict[str, Any]) -> str:
             if group["table"] is None:
                 parts.append(f"<p class=note>{esc(language)}: {esc(group['reason'])}</p>")
                 continue
-            parts.append(f"<h4>{esc(language)} ({group['count']} clips)</h4>")
+            parts.append(f"<h4>{esc(LANGUAGE_NAMES.get(language, language))} ({esc(language)}), "
+                         f"{group['count']} clips</h4>")  # fmt: skip
             t = group["table"]
             parts.append(_table(head[:5] + ["clips"], [[*_correlations(t, d), t[f"{d}_count"]]
                                                        for d in _pearson_keys(t)]))  # fmt: skip

@@ -463,13 +463,16 @@ def write_plots(report: dict[str, Any], out_dir: str | os.PathLike) -> list[Path
 def _curve_figure(report: dict[str, Any], plt: Any) -> Any:
     """Per dimension, each attached scorer's Pearson and the human ceiling against the ratings
     so far (:func:`.evaluator_agreement.agreement_curve`), with the latest figures' intervals."""
+    from matplotlib.ticker import MaxNLocator
+
     curve = report["evaluator_curve"]
     dims = [d for d in curve["ceiling"] if any(d in v for v in curve["scorers"].values())]
-    cols = min(len(dims), 2 if len(dims) <= 4 else 3)
+    cols = 2 if len(dims) == 4 else min(len(dims), 3)
     rows = math.ceil(len(dims) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.2 * rows + 1.0), squeeze=False,
                              sharex=True, layout="constrained")  # fmt: skip
     x = np.array(curve["ratings"], float)
+    step = 0.015 * max(x[-1] - x[0], 1.0)  # the latest intervals side by side, not overlaid
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for k, ax in enumerate(axes.flat):
         if k >= len(dims):
@@ -480,12 +483,13 @@ def _curve_figure(report: dict[str, Any], plt: Any) -> Any:
         ax.plot(x, curve["ceiling"][dim], color="black", ls="--", lw=1.5, marker=".",
                 label="human ceiling")  # fmt: skip
         _last_interval(ax, x[-1], human.get("ceiling"), human.get("ceiling_interval"), "black")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         for j, (name, values) in enumerate(curve["scorers"].items()):
             if dim in values:
                 color = colors[j % len(colors)]
                 ax.plot(x, values[dim], color=color, marker="o", ms=3, label=plain_label(name))
                 table = report["scorers"][name]["table"] or {}
-                _last_interval(ax, x[-1], table.get(f"{dim}_pearson"),
+                _last_interval(ax, x[-1] + (j + 1) * step, table.get(f"{dim}_pearson"),
                                table.get(f"{dim}_pearson_ci"), color)  # fmt: skip
         ax.axhline(0, color="lightgray", lw=0.8)
         ax.set_ylim(max(-1.05, min(-0.25, ax.get_ylim()[0])), 1.05)
