@@ -28,7 +28,7 @@ from conftest import LIBRIVOX, REPO, tone
 
 from speech_drame.audio_llm.tiny import build_tiny
 from speech_drame.campaign.attach import attach_scorer
-from speech_drame.campaign.export import export_release
+from speech_drame.campaign.export import export_release, held_out
 from speech_drame.campaign.forms import validate_answers
 from speech_drame.campaign.records import CampaignClip
 from speech_drame.campaign.stats import campaign_status, format_status, write_plots
@@ -309,6 +309,14 @@ def test_status_command_prints_the_attached_scorers(rated, tmp_path, capsys):
         assert entry["table"]["avg_pearson"] == pytest.approx(want["scorers"][name]["table"][
             "avg_pearson"], abs=1e-12)  # fmt: skip
     assert printed["assign"] == "disagreement"
+    assert main(["campaign", "status", target, "--json", "--bootstrap", "0", "--test-share",
+                 "0.5"]) == 0  # fmt: skip
+    held = json.loads(capsys.readouterr().out)
+    test_clips = [c.id for c in campaign.clips() if held_out(c.id, 0.5)]
+    assert 0 < len(test_clips) < 8 and held["scorers_test_share"] == 0.5
+    for entry in held["scorers"].values():
+        assert entry["compared"] == len(test_clips) and entry["clips"] == 8
+    assert held["samples"] == printed["samples"]  # the human figures keep every clip
     assert main(["campaign", "status", target, "--bootstrap", "20", "--plots",
                  str(tmp_path / "plots")]) == 0  # fmt: skip
     out = capsys.readouterr().out

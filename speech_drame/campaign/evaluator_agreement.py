@@ -32,7 +32,7 @@ from ..stats import (
     grouped_alignment,
     human_ceiling,
 )
-from .export import dataset_annotations, release_ratings
+from .export import dataset_annotations, held_out, release_ratings
 from .records import AttachedScorer, CampaignClip, StoredRating, StoredScore
 
 CURVE_POINTS = 20  # rating counts the curve is computed at
@@ -47,6 +47,16 @@ def clip_language(clip: CampaignClip, result: Mapping[str, Any]) -> str:
     fields = {"id": clip.id, **context_columns(clip.context),
               "transcript": clip.extra.get("transcript", "")}  # fmt: skip
     return release_language(fields) or result.get("language") or UNKNOWN
+
+
+def scored_clips(campaign: Any, test_share: float | None = None) -> list[CampaignClip]:
+    """The clips a scorer's figures are computed over: every clip of the campaign, or with
+    ``test_share`` those ``campaign export --test-share`` deals to ``test``
+    (:func:`.export.held_out`), which a scorer trained on the export's ``train`` has not seen."""
+    if test_share is not None and not 0 < test_share < 1:
+        raise ValueError(f"test share {test_share}: expected a fraction between 0 and 1")
+    clips = campaign.clips()
+    return clips if test_share is None else [c for c in clips if held_out(c.id, test_share)]
 
 
 def scored_names(config: Config, scorer: AttachedScorer) -> list[str]:
@@ -94,20 +104,22 @@ def evaluator_agreement(
     bootstrap: int = 1000,
     seed: int = 0,
     label_policy: str = "paper",
+    test_share: float | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Scorer name -> its agreement with the ratings ``by_clip`` (release ratings per clip):
-    ``scorer_id``, ``spec``, ``description``; ``clips`` (of the campaign), ``scored``,
-    ``failures`` (by kind), ``not_scored`` (clips without any result yet: an attach still
-    running or stopped), ``rated_not_compared`` (rated clips without a score of it);
+    ``scorer_id``, ``spec``, ``description``; over every clip of the campaign ``clips``,
+    ``scored``, ``failures`` (by kind) and ``not_scored`` (clips without any result yet: an
+    attach still running or stopped); ``rated_not_compared`` (rated clips without a score);
     ``compared`` (rated and scored clips the statistics rest on); ``table``: the
     ``drame_metric`` result on those clips (``{dim}_pearson``, ``{dim}_pearson_ci``,
     ``{dim}_spearman``, ``{dim}_spearman_ci``, ``{dim}_count``, ...; with ``bootstrap``
     resamples and ``seed``); ``fit``: the distribution fit's flat keys (``{dim}_nll``,
     ``{dim}_nll_baseline``, ``{dim}_jsd``, ...) or ``None``; ``fit_clips``: dimension ->
     clips it rests on; ``by_language``: language -> ``{"count", "table", "reason"}`` when
-    Mandarin and English clips both occur, else ``{}``."""
+    Mandarin and English clips both occur, else ``{}``. With ``test_share``, only the clips
+    ``campaign export --test-share`` deals to ``test`` count (:func:`scored_clips`)."""
     config: Config = campaign.config
-    clips = campaign.clips()
+    every, clips = campaign.clips(), scored_clips(campaign, test_share)
     out: dict[str, dict[str, Any]] = {}
     for scorer in campaign.attached_scorers():
         results = campaign.scorer_results(scorer.scorer_id)
@@ -118,10 +130,10 @@ def evaluator_agreement(
             "scorer_id": scorer.scorer_id,
             "spec": scorer.spec,
             "description": scorer.description,
-            "clips": len(clips),
+            "clips": len(every),
             "scored": sum(r.ok for r in results.values()),
             "failures": {kind: failures.get(kind, 0) for kind in ("input", "model")},
-            "not_scored": sum(c.id not in results for c in clips),
+            "not_scored": sum(c.id not in results for c in every),
             "rated_not_compared": rated - len(use),
             "compared": len(use),
             "table": None,
@@ -157,16 +169,21 @@ def checkpoints(total: int, points: int = CURVE_POINTS) -> list[int]:
 
 
 def agreement_curve(
-    campaign: Any, ratings: Sequence[StoredRating], label_policy: str = "paper"
+    campaign: Any,
+    ratings: Sequence[StoredRating],
+    label_policy: str = "paper",
+    test_share: float | None = None,
 ) -> dict[str, Any]:
     """Each attached scorer's Pearson and the human ceiling (leave-one-annotator-out Pearson)
     per dimension as the regular ratings (``ratings``: every stored one) arrived: ``ratings``:
     the counts of release ratings (the first per rater and clip, in order of arrival) it was
     computed at (:func:`checkpoints`); ``ceiling``: dimension -> values; ``scorers``: name ->
     dimension -> values (NaN where undefined or resting on fewer than
-    :data:`~speech_drame.stats.MIN_GROUP_CLIPS` clips, where a correlation says nothing)."""
+    :data:`~speech_drame.stats.MIN_GROUP_CLIPS` clips, where a correlation says nothing); the
+    scorers over the clips of ``test_share`` only (:func:`scored_clips`), the ceiling over all."""
     config: Config = campaign.config
     clips = campaign.clips()
+    compared_clips = scored_clips(campaign, test_share)
     release = sorted((r for rs in release_ratings(ratings).values() for r in rs),
                      key=lambda r: r.rating_id)  # fmt: skip
     scorers = campaign.attached_scorers()
@@ -188,7 +205,7 @@ def agreement_curve(
             enough = int(ceiling.counts.max(initial=0)) >= MIN_GROUP_CLIPS
             curve["ceiling"][d].append(ceiling.ceiling if enough else math.nan)
         for s in scorers:
-            use, joined = compared(config, s, clips, by_clip, results[s.name])
+            use, joined = compared(config, s, compared_clips, by_clip, results[s.name])
             table = (
                 alignment_table(joined.predictions, joined.references, joined.dimensions,
                                 label_policy=label_policy) if use else {}

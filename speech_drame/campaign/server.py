@@ -92,8 +92,10 @@ def wav_bytes(path: str) -> bytes:
     return buf.getvalue()
 
 
-def make_app(campaign, *, bootstrap: int = 1000) -> Any:
-    """The Starlette app serving ``campaign`` (see the module docstring for the routes)."""
+def make_app(campaign, *, bootstrap: int = 1000, test_share: float | None = None) -> Any:
+    """The Starlette app serving ``campaign`` (see the module docstring for the routes); the
+    dashboard's figures are :func:`.stats.campaign_status` with ``bootstrap`` and
+    ``test_share``."""
     require("starlette", PURPOSE)
     from starlette.applications import Starlette
     from starlette.background import BackgroundTask
@@ -276,7 +278,7 @@ def make_app(campaign, *, bootstrap: int = 1000) -> Any:
     def _dashboard() -> str:
         from . import stats
 
-        report = stats.campaign_status(campaign, bootstrap=bootstrap)
+        report = stats.campaign_status(campaign, bootstrap=bootstrap, test_share=test_share)
         with tempfile.TemporaryDirectory(prefix="campaign-plots-") as work:
             rendered = {p.stem: p.read_bytes() for p in stats.write_plots(report, Path(work))}
         with plot_lock:
@@ -295,7 +297,7 @@ def make_app(campaign, *, bootstrap: int = 1000) -> Any:
         _need_admin(request)
         from . import stats
 
-        return _json(stats.campaign_status(campaign, bootstrap=bootstrap))
+        return _json(stats.campaign_status(campaign, bootstrap=bootstrap, test_share=test_share))
 
     def admin_plot(request: Request) -> Response:
         _need_admin(request)
@@ -516,6 +518,10 @@ def evaluators_html(report: dict[str, Any]) -> str:
     from ..languages import LANGUAGE_NAMES
 
     scorers = report.get("scorers") or {}
+    share = report.get("scorers_test_share")
+    over = "" if share is None else (
+        f"<p class=note>Over the rated clips <code>campaign export --test-share {share:g}</code> "
+        "puts in test (those a scorer trained on its train split has not seen).</p>")  # fmt: skip
     if not scorers:
         return (
             "<p>No scorer attached. <code>speech-drame campaign attach C.db --scorer SPEC</code> "
@@ -548,6 +554,10 @@ def evaluators_html(report: dict[str, Any]) -> str:
                          table.get("content_pass_accuracy_ci", [math.nan] * 2),
                          table["content_pass_count"]]])
             )  # fmt: skip
+        if e["by_language"]:
+            names = ", ".join(f"{LANGUAGE_NAMES.get(k, k)} ({k}) {g['count']} clips"
+                              for k, g in e["by_language"].items())  # fmt: skip
+            parts.append(f"<details><summary>per language: {esc(names)}</summary>")
         for language, group in e["by_language"].items():
             if group["table"] is None:
                 parts.append(f"<p class=note>{esc(language)}: {esc(group['reason'])}</p>")
@@ -557,4 +567,6 @@ def evaluators_html(report: dict[str, Any]) -> str:
             t = group["table"]
             parts.append(_table(head[:5] + ["clips"], [[*_correlations(t, d), t[f"{d}_count"]]
                                                        for d in _pearson_keys(t)]))  # fmt: skip
-    return "".join(parts)
+        if e["by_language"]:
+            parts.append("</details>")
+    return over + "".join(parts)

@@ -158,11 +158,16 @@ def gold_passed(clip: CampaignClip, rating: StoredRating) -> bool:
 
 
 def campaign_status(
-    campaign: Any, bootstrap: int = 1000, seed: int = 0, label_policy: str = "paper"
+    campaign: Any,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    label_policy: str = "paper",
+    test_share: float | None = None,
 ) -> dict[str, Any]:
     """The campaign's progress, per-dimension agreement and ceiling (with intervals),
     per-rater checks and the attached scorers' agreement with the ratings (``scorers``:
-    :func:`.evaluator_agreement.evaluator_agreement`; ``evaluator_curve``:
+    :func:`.evaluator_agreement.evaluator_agreement`, over the clips ``export --test-share
+    test_share`` deals to ``test`` when given; ``evaluator_curve``:
     :func:`.evaluator_agreement.agreement_curve`, when a scorer is attached), as a JSON-able
     dict (undefined numbers are NaN).
 
@@ -207,11 +212,13 @@ def campaign_status(
         mats = annotator_matrices(rows, dimensions(config), label_policy=label_policy)
         for dim, m in mats.items():
             report["dimensions"][dim] = dimension_statistics(m, bootstrap, seed)
+    report["scorers_test_share"] = test_share
     report["scorers"] = evaluator_agreement(
-        campaign, by_clip, bootstrap=bootstrap, seed=seed, label_policy=label_policy
-    )
+        campaign, by_clip, bootstrap=bootstrap, seed=seed, label_policy=label_policy,
+        test_share=test_share,
+    )  # fmt: skip
     if report["scorers"]:
-        report["evaluator_curve"] = agreement_curve(campaign, everything, label_policy)
+        report["evaluator_curve"] = agreement_curve(campaign, everything, label_policy, test_share)
 
     first = {(r.rater, r.clip_id): r for rs in by_clip.values() for r in rs}
     gold = {c.id: c for c in campaign.gold_clips()}
@@ -338,7 +345,10 @@ def evaluator_lines(report: dict[str, Any]) -> list[str]:
     if not report.get("scorers"):
         return []
     level = f"{report['bootstrap']['level']:.0%}"
-    lines = ["", "attached scorers: agreement with the mean rating of the clips rated so far"]
+    share = report.get("scorers_test_share")
+    over = "the clips rated so far" if share is None else (
+        f"the rated clips `export --test-share {share:g}` puts in test")  # fmt: skip
+    lines = ["", f"attached scorers: agreement with the mean rating of {over}"]
     for name, e in report["scorers"].items():
         failed = ", ".join(f"{k} {n}" for k, n in e["failures"].items())
         lines += [
@@ -358,7 +368,7 @@ def evaluator_lines(report: dict[str, Any]) -> list[str]:
                 lines.append(f"  {language}: {group['reason']}")
                 continue
             lines.append(f"  {language} ({group['count']} clips):")
-            lines += _scorer_table(group["table"], None, {}, level, indent="    ")
+            lines += _scorer_table(group["table"], None, None, level, indent="    ")
     lines.append(
         "Pearson, Spearman: with the mean rating (label policy as above), percentile bootstrap "
         "intervals over clips; ceiling: the human ceiling above; NLL, JSD: the distribution fit, "
@@ -368,25 +378,26 @@ def evaluator_lines(report: dict[str, Any]) -> list[str]:
 
 
 def _scorer_table(
-    table: dict[str, Any], fit: dict[str, Any] | None, human: dict[str, Any], level: str,
+    table: dict[str, Any], fit: dict[str, Any] | None, human: dict[str, Any] | None, level: str,
     indent: str = "  ",
 ) -> list[str]:  # fmt: skip
+    """One scorer's rows; without ``human`` (a language's clips) no ceiling column."""
     dims = [k.removesuffix("_pearson") for k in table if k.endswith("_pearson")
             and k != "avg_pearson"]  # fmt: skip
     head = (
         f"{indent}{'dimension':36s}{'Pearson':>8}{level + ' interval':>15}{'Spearman':>9}"
-        f"{level + ' interval':>15}{'ceiling':>8}" + (f"{'NLL (base)':>13}{'JSD (base)':>13}"
-                                                      if fit else "") + f"{'clips':>6}"
+        f"{level + ' interval':>15}" + (f"{'ceiling':>8}" if human is not None else "")
+        + (f"{'NLL (base)':>13}{'JSD (base)':>13}" if fit else "") + f"{'clips':>6}"
     )  # fmt: skip
     lines = [head, indent + "-" * (len(head) - len(indent))]
     nan2 = [math.nan, math.nan]
     for dim in dims:
-        ceiling = human.get(dim, {}).get("ceiling", math.nan)
+        ceiling = "" if human is None else _num(human.get(dim, {}).get("ceiling", math.nan), 8)
         lines.append(
             f"{indent}{RUBRIC_NAMES.get(dim, dim):36s}{_num(table[f'{dim}_pearson'], 8)}"
             f"{_interval(table.get(f'{dim}_pearson_ci', nan2), 15)}"
             f"{_num(table[f'{dim}_spearman'], 9)}"
-            f"{_interval(table.get(f'{dim}_spearman_ci', nan2), 15)}{_num(ceiling, 8)}"
+            f"{_interval(table.get(f'{dim}_spearman_ci', nan2), 15)}{ceiling}"
             + (_fit_cell(fit, dim, "nll", 13) + _fit_cell(fit, dim, "jsd", 13) if fit else "")
             + f"{table[f'{dim}_count']:>6}"
         )
@@ -394,7 +405,8 @@ def _scorer_table(
         lines.append(
             f"{indent}{'Content Pass accuracy':36s}{_num(table['content_pass_accuracy'], 8)}"
             f"{_interval(table.get('content_pass_accuracy_ci', nan2), 15)}"
-            f"{'':>{32 + (26 if fit else 0)}}{table['content_pass_count']:>6}"
+            f"{'':>{24 + (8 if human is not None else 0) + (26 if fit else 0)}}"
+            f"{table['content_pass_count']:>6}"
         )
     return lines
 

@@ -14,7 +14,13 @@ not had (gold first when both are due; either falls back to a regular task when 
 the choices are seeded by the campaign seed, rater and task number). A rater is done when no
 regular clip is left for them. A claim older than the lease stops counting for its clip; if the
 clip then fills up with other raters, the stale task is withdrawn (its holder gets the next
-task; submitting it is refused).
+task; submitting it is refused). The campaign's rule (``assign``, :mod:`.assign`) orders the
+clips of equal load by their stored priority (``balanced``: by position only).
+
+**Attached scorers.** ``scorers`` names each attached scorer and its id; ``clip_scores`` holds
+one result per (scorer id, clip), a failure with its kind; ``clip_priority`` a clip's priority,
+updated in the transaction that stores its scores or, under ``disagreement``, one of its
+ratings. A version-1 campaign (before these) is upgraded when opened (:func:`_upgrade`).
 
 **Durability.** Every write is one transaction, committed before the method returns. SQLite
 runs in WAL mode with ``synchronous=FULL`` and a busy timeout; its write transactions begin with

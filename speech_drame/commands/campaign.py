@@ -122,7 +122,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from ..campaign.server import make_app
     from ..campaign.serving import serve
 
-    app = make_app(_open(args.campaign), bootstrap=args.bootstrap)
+    app = make_app(_open(args.campaign), bootstrap=args.bootstrap, test_share=args.test_share)
     here = f"http://{args.host}:{args.port}{root}"
     print(f"serving {args.campaign} on {here}/ (raters: their `campaign invite` links; "
           f"dashboard: {root}/admin?token=ADMIN_TOKEN)", flush=True)  # fmt: skip
@@ -139,7 +139,7 @@ def run_status(args: argparse.Namespace) -> int:
     from ..campaign.stats import campaign_status, format_status, write_plots
 
     report = campaign_status(_open(args.campaign), bootstrap=args.bootstrap, seed=args.seed,
-                             label_policy=args.label_policy)  # fmt: skip
+                             label_policy=args.label_policy, test_share=args.test_share)  # fmt: skip
     if args.json:
         print(json.dumps(strict_json(report), indent=2))
     else:
@@ -166,6 +166,18 @@ def run_export(args: argparse.Namespace) -> int:
         print("to train a scorer on these ratings, export with --test-share 0.2 (train and "
               "test) or --split train")  # fmt: skip
     return 0
+
+
+def add_test_share_option(parser, where: str = "") -> None:
+    """``--test-share F`` of ``status`` and ``serve``: the scorers' figures over the export's
+    test clips."""
+    parser.add_argument(
+        "--test-share",
+        type=float,
+        metavar="F",
+        help=f"{where}the attached scorers' figures over the clips `campaign export --test-share "
+        "F` puts in test only (those a scorer trained on the export's train split has not seen)",
+    )
 
 
 def register(subparsers) -> None:
@@ -283,6 +295,7 @@ def register(subparsers) -> None:
     serve.add_argument(
         "--bootstrap", type=int, default=1000, help="dashboard: bootstrap resamples of intervals"
     )
+    add_test_share_option(serve, "dashboard: ")
     serve.set_defaults(func=run_serve)
 
     status = sub.add_parser("status", help="progress, agreement, ceiling and rater checks")
@@ -292,6 +305,7 @@ def register(subparsers) -> None:
     status.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples")
     status.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     add_label_policy_option(status, "in the statistics")
+    add_test_share_option(status)
     status.set_defaults(func=run_status)
 
     export = sub.add_parser("export", help="write the ratings as an EvalBench release")
