@@ -103,6 +103,22 @@ def test_the_lite_scorer_resumes_after_an_interruption_and_counts_input_failures
     campaign.close()
 
 
+def test_a_non_finite_score_is_stored_as_a_model_failure_never_as_a_score():
+    from speech_drame.campaign.attach import stored_result
+    from speech_drame.scorers.base import ClipScores
+
+    nan = float("nan")
+    row, kind = stored_result(ClipScores("c1", {"audio_quality": nan}))
+    assert kind == "model" and "non-finite" in row["error"] and "scores" not in row
+    row, kind = stored_result(ClipScores("c1", {"audio_quality": 3.0},
+                                         {"audio_quality": [0.2, 0.2, 0.2, 0.2, nan]}))  # fmt: skip
+    assert kind == "model"
+    row, kind = stored_result(ClipScores("c1", {"audio_quality": 3.0}, language="en",
+                                         language_probability=nan))  # fmt: skip
+    assert kind is None and row["language_probability"] is None  # JSON holds no NaN
+    json.dumps(row, allow_nan=False)
+
+
 def _tones(folder: Path, config: str, n: int, corrupt: bool = False) -> list[CampaignClip]:
     folder.mkdir(parents=True, exist_ok=True)
     clips = []
@@ -140,6 +156,33 @@ def test_the_tiny_drame_eval_retries_model_failures_and_keeps_input_failures(tmp
     _same_results(campaign, scorer, scorer.score(_inputs(campaign)), 1e-6)
     retried = attach_scorer(campaign, scorer, "drame-eval:tiny", retry_failed=True)
     assert retried.scored_now == 1 and retried.failures == {"input": 1}
+    campaign.close()
+
+
+def test_a_chat_judge_attaches_and_its_unusable_answers_are_retried(tmp_path, server):
+    from judge_server import chat_body, reply
+
+    from speech_drame.scorers.judge import JudgeOptions
+    from speech_drame.scorers.specs import load_scorer
+
+    campaign, _ = create_campaign(str(tmp_path / "c.db"), "archetype",
+                                  _tones(tmp_path / "audio", "archetype", 3), [], 3)  # fmt: skip
+    good = {"content_pass": True, "audio_quality": 4, "human_likeness": 3, "appropriateness": 5}
+    answers = [chat_body(json.dumps(good)), chat_body("I cannot rate this."), chat_body(
+        json.dumps({**good, "audio_quality": 2}))]  # fmt: skip
+    server.routes["judge"] = lambda payload, n: reply(answers[n] if n < 3 else answers[0])
+    spec = f"judge:judge@{server.url}"
+    scorer = load_scorer(spec, "archetype", judge_options=JudgeOptions(runs=1, max_retries=0))
+    first = attach_scorer(campaign, scorer, spec)
+    assert first.scorer.name == "judge:judge" and first.failures == {"model": 1}
+    stored = campaign.scorer_results(scorer.id)
+    assert stored["t0"].result["scores"]["audio_quality"] == 4.0
+    assert stored["t2"].result["scores"]["audio_quality"] == 2.0
+    assert stored["t2"].result["content_pass"] == 1.0 and not stored["t1"].ok
+    assert "scores" not in stored["t1"].result and server.count("judge") == 3
+    again = attach_scorer(campaign, scorer, spec)  # the unusable answer is asked again
+    assert (again.cached, again.scored_now, again.scored) == (2, 1, 3)
+    assert server.count("judge") == 4
     campaign.close()
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
+from ..atomic_io import strict_json
 from .records import AttachedScorer, CampaignClip
 
 
@@ -66,17 +67,18 @@ def _finite(value: Any) -> bool:
 
 def stored_result(result: Any) -> tuple[dict[str, Any], str | None]:
     """A :class:`~speech_drame.scorers.base.ClipScores` as stored: its dict without the id
-    and its error kind (``None`` when scored). A scored clip with a non-finite number is
-    stored as a ``model`` failure, never as a score."""
+    and its error kind (``None`` when scored). A scored clip with a non-finite score or
+    probability is stored as a ``model`` failure, never as a score; any other non-finite
+    number (a measurement of the audio) as null, which JSON (and PostgreSQL) can hold."""
     row = result.to_dict()
     row.pop("id", None)
     if not result.ok:
-        return row, result.error_kind or "model"
-    numbers = {k: row.get(k) for k in ("scores", "distributions", "content_pass")}
+        return strict_json(row), result.error_kind or "model"
+    numbers = {k: row.get(k) for k in ("scores", "distributions", "content_pass", "label_mass")}
     if not _finite(numbers):
         why = f"{result.id}: the scorer returned a non-finite score or probability"
         return {"error": why, "error_kind": "model"}, "model"
-    return row, None
+    return strict_json(row), None
 
 
 def _chunk_failure(clips: list[CampaignClip], why: str) -> list[tuple[str, dict, str]]:
