@@ -42,7 +42,7 @@ from campaign_scorers import PlantedScorer  # noqa: E402
 
 from speech_drame.campaign.assign import ASSIGN_RULES  # noqa: E402
 from speech_drame.campaign.attach import attach_scorer  # noqa: E402
-from speech_drame.campaign.evaluator_agreement import compared  # noqa: E402
+from speech_drame.campaign.evaluator_agreement import annotations_by_clip, compared  # noqa: E402
 from speech_drame.campaign.export import release_ratings  # noqa: E402
 from speech_drame.campaign.forms import FormError, validate_answers  # noqa: E402
 from speech_drame.campaign.records import CampaignClip  # noqa: E402
@@ -123,8 +123,8 @@ def run_rule(rule: str, folder: Path, config: str, k: int, clips: list[CampaignC
             rated_ids.add(task.clip.id)
             found.append(len(planted & rated_ids))
             if n % args.step == 0:
-                by_clip = release_ratings(campaign.ratings())
-                _, joined = compared(config, measured, clips, by_clip, results)
+                rated = annotations_by_clip(config, release_ratings(campaign.ratings()))
+                _, joined = compared(config, measured, clips, rated, results)
                 table = alignment_table(joined.predictions, joined.references, joined.dimensions,
                                         bootstrap=args.bootstrap, seed=0)  # fmt: skip
                 lo, hi = table.get("avg_pearson_ci", [float("nan")] * 2)

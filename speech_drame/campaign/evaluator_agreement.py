@@ -66,33 +66,40 @@ def scored_names(config: Config, scorer: AttachedScorer) -> list[str]:
     return names + ([CONTENT_PASS] if scorer.content_pass else [])
 
 
+def annotations_by_clip(
+    config: Config, by_clip: Mapping[str, list[StoredRating]]
+) -> dict[str, dict[str, list[Any]]]:
+    """Clip id -> its annotator lists as the built dataset holds them, for the rated clips."""
+    return {clip_id: dataset_annotations(config, ratings) for clip_id, ratings in by_clip.items()}
+
+
 def compared(
     config: Config,
     scorer: AttachedScorer,
     clips: Sequence[CampaignClip],
-    by_clip: Mapping[str, list[StoredRating]],
+    annotations: Mapping[str, Mapping[str, list[Any]]],
     results: Mapping[str, StoredScore],
 ) -> tuple[list[CampaignClip], Any]:
-    """The rated clips the scorer scored (by position) and their scores joined to their
-    annotator lists (a :class:`~speech_drame.scorers.join.Joined`)."""
-    use = [c for c in clips if c.id in by_clip and c.id in results and results[c.id].ok]
+    """The rated clips (those in ``annotations``, :func:`annotations_by_clip`) the scorer
+    scored, by position, and their scores joined to their annotator lists (a
+    :class:`~speech_drame.scorers.join.Joined`)."""
+    use = [c for c in clips if c.id in annotations and c.id in results and results[c.id].ok]
     pairs = [
         (c.id, {**results[c.id].result.get("scores", {}),
                 CONTENT_PASS: results[c.id].result.get(CONTENT_PASS)})
         for c in use
     ]  # fmt: skip
-    annotations = {c.id: dataset_annotations(config, by_clip[c.id]) for c in use}
     return use, join(pairs, annotations, scored_names(config, scorer))
 
 
-def _fit(config: Config, use: list[CampaignClip], results: Mapping[str, StoredScore],
-         by_clip: Mapping[str, list[StoredRating]], dims: list[str], policy: str) -> Any:  # fmt: skip
+def _fit(use: list[CampaignClip], results: Mapping[str, StoredScore],
+         annotations: Mapping[str, Mapping[str, list[Any]]], dims: list[str], policy: str) -> Any:  # fmt: skip
     """The distribution fit's flat keys and, per dimension, the clips it rests on; ``None``
     and ``{}`` for a scorer without distributions."""
     dists = [[results[c.id].result.get("distributions", {}).get(d) for d in dims] for c in use]
     if not any(p is not None for row in dists for p in row):
         return None, {}
-    refs = [[dataset_annotations(config, by_clip[c.id])[d] for d in dims] for c in use]
+    refs = [[annotations[c.id][d] for d in dims] for c in use]
     fit = distribution_fit(dists, refs, dims, label_policy=policy)
     return fit_table(fit), {d: e["samples"] for d, e in fit["dimensions"].items()}
 
@@ -121,10 +128,11 @@ def evaluator_agreement(
     config: Config = campaign.config
     every, clips = campaign.clips(), scored_clips(campaign, test_share)
     out: dict[str, dict[str, Any]] = {}
+    annotations = annotations_by_clip(config, by_clip)
     for scorer in campaign.attached_scorers():
         results = campaign.scorer_results(scorer.scorer_id)
         failures = Counter(r.error_kind for r in results.values() if not r.ok)
-        use, joined = compared(config, scorer, clips, by_clip, results)
+        use, joined = compared(config, scorer, clips, annotations, results)
         rated = sum(c.id in by_clip for c in clips)
         entry: dict[str, Any] = {
             "scorer_id": scorer.scorer_id,
@@ -153,7 +161,7 @@ def evaluator_agreement(
         else:
             entry["table"] = alignment_table(*inputs, **options)
         dims = [d for d in joined.dimensions if d != CONTENT_PASS]
-        entry["fit"], entry["fit_clips"] = _fit(config, use, results, by_clip, dims, label_policy)
+        entry["fit"], entry["fit_clips"] = _fit(use, results, annotations, dims, label_policy)
     return out
 
 
@@ -197,15 +205,15 @@ def agreement_curve(
                     for s in scorers},
     }  # fmt: skip
     for n in counts:
-        by_clip = release_ratings(release[:n])
-        rows = [dataset_annotations(config, by_clip[c.id]) for c in clips if c.id in by_clip]
+        annotations = annotations_by_clip(config, release_ratings(release[:n]))
+        rows = [annotations[c.id] for c in clips if c.id in annotations]
         mats = annotator_matrices(rows, dims, label_policy=label_policy)
         for d in dims:
             ceiling = human_ceiling(mats[d])
             enough = int(ceiling.counts.max(initial=0)) >= MIN_GROUP_CLIPS
             curve["ceiling"][d].append(ceiling.ceiling if enough else math.nan)
         for s in scorers:
-            use, joined = compared(config, s, compared_clips, by_clip, results[s.name])
+            use, joined = compared(config, s, compared_clips, annotations, results[s.name])
             table = (
                 alignment_table(joined.predictions, joined.references, joined.dimensions,
                                 label_policy=label_policy) if use else {}
