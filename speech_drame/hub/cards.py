@@ -150,6 +150,16 @@ def _results_rows(
     return rows
 
 
+def _shared_part(profile: PromptProfile, order: str) -> str:
+    """What the queries of one clip share in ``order`` of ``profile``: the parts placed before
+    the instruction (the shared-prefix KV cache covers exactly those)."""
+    head = profile.orders[order].split("{instruction}")[0]
+    parts = [name for name in ("audio", "preamble", "context") if "{" + name + "}" in head]
+    if not parts:
+        return "the system turn"
+    return "the " + (f"{', '.join(parts[:-1])} and {parts[-1]}" if len(parts) > 1 else parts[0])
+
+
 def render_model_card(
     *,
     model_id: str,
@@ -238,9 +248,9 @@ def render_model_card(
             if profile is None or profile.digest == default_profile().digest
             else f"an order of the prompt profile {profile.label} (`prompt_profile.json`)"
         ),
-        shared_part="the audio and preamble"
-        if prompt_order == "instruction_first"
-        else "the audio, preamble and context",
+        shared_part=_shared_part(profile or default_profile(), prompt_order),
+        answer_prefix=(profile or default_profile()).answer_prefix,
+        answer_suffix=(profile or default_profile()).answer_suffix,
         loss_on=loss_on,
         loss_text=LOSS_SPANS[loss_on],
         label_policy=label_policy,
