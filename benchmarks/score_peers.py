@@ -29,7 +29,7 @@ prints its error; a clip that fails is counted in the ``failed`` column with the
 Tried and not in the table (checked 2026-12, Python 3.11, torch 2.13.0+cpu, network closed):
 the PyPI torchaudio builds link CUDA (``import torchaudio`` raises ``OSError: Could not load
 this library: .../_torchaudio.abi3.so``), which rules out torchaudio's SQUIM (its weights are
-downloaded from download.pytorch.org too), asem 1.0.0 (its DNSMOS port ships its weights but
+downloaded from PyTorch's server too), asem 1.0.0 (its DNSMOS port ships its weights but
 builds ``torchaudio.transforms.Resample`` in every metric's constructor) and xls-r-sqa 0.1.0's
 MFCC model (``torchaudio.transforms.MFCC`` in its forward). These download their weights at
 run time, so they fail offline: NISQA 2.0.post2 (no weights in the wheel; pins torch==2.2.1,
@@ -192,11 +192,12 @@ def torchaudio_stand_in() -> Iterator[str | None]:
             del sys.modules["torchaudio"]
 
 
-def _version(distribution: str) -> str:
+def _named(distribution: str) -> str:
+    """``distribution`` with its installed version, if it is installed."""
     try:
-        return importlib.metadata.version(distribution)
+        return f"{distribution} {importlib.metadata.version(distribution)}"
     except importlib.metadata.PackageNotFoundError:
-        return "?"
+        return distribution
 
 
 def _workers() -> int:
@@ -298,8 +299,8 @@ def peers(scorer: str | None, cache_root: Path) -> list[Peer]:
     from speech_drame.schema import CONFIGS, dimensions
 
     outputs = sum(len(dimensions(c)) for c in CONFIGS) + 1  # + archetype's Content Pass
-    fw = f"faster-whisper {_version('faster-whisper')}"
-    sm = f"speechmos {_version('speechmos')}"
+    fw = _named("faster-whisper")
+    sm = _named("speechmos")
     return [
         Peer(
             f"speech-drame LiteScorer, {outputs} outputs, cold",
@@ -344,13 +345,13 @@ def peers(scorer: str | None, cache_root: Path) -> list[Peer]:
             whisper(beam_size=1, temperature=0.0, without_timestamps=True),
         ),
         Peer(
-            f"distillmos {_version('distillmos')} (torch)",
+            f"{_named('distillmos')} (torch)",
             "distillmos",
             "pip install --no-deps distillmos==0.9.1 xls-r-sqa==0.1.0",
             distillmos,
         ),
         Peer(
-            f"voicequal {_version('voicequal')} (numpy MLP)",
+            f"{_named('voicequal')} (numpy MLP)",
             "voicequal",
             "pip install --no-deps voicequal==0.4.0",
             voicequal,
