@@ -17,7 +17,9 @@ Then it
 3. scores it again with the now warm cache and prints the speedup over the cold run,
 4. runs the ASR alone on each set, and the previous default (Whisper tiny.en, English only,
    same clip-length encoding and greedy decoding) on the same clips, as the baseline ratio,
-5. prints the peak resident memory.
+5. prints the peak resident memory,
+6. with ``--peers``, times the peers on the same clips (``benchmarks/score_peers.py``: speechmos'
+   DNSMOS, faster-whisper's own ``transcribe``, the offline MOS predictors that ship weights).
 
 Without a trained scorer folder (``speech-drame train-lite``), heads are trained on the spot
 on random labels (outside the timings): the heads' cost does not depend on their weights.
@@ -223,6 +225,7 @@ def main() -> int:
     parser.add_argument("--zh-minutes", type=float, default=3.0, help="Mandarin speech to score")
     parser.add_argument("--scorer", help="trained scorer folder (default: artifacts/lite_scorer)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--peers", action="store_true", help="then time the peers on these clips")
     args = parser.parse_args()
 
     from speech_drame.features import asr
@@ -269,6 +272,10 @@ def main() -> int:
             )
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS: {rss:.0f} MiB")
+    if args.peers:
+        import score_peers  # beside this script
+
+        score_peers.report(sets, args.scorer)
     return 0
 
 

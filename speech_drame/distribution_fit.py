@@ -307,6 +307,21 @@ def expected_calibration_error(reliability: Sequence[Mapping[str, Any]]) -> floa
     )
 
 
+def shared_average(
+    a: Mapping[str, Any], b: Mapping[str, Any], stat: str = "nll"
+) -> tuple[float, float, list[str]]:
+    """``stat`` of two fits (e.g. of two scorers on one split) averaged over the dimensions
+    both fitted, as ``avg_{stat}`` averages it over all of one fit's, and those dimensions
+    (NaN averages when none is shared)."""
+    shared = [d for d in b["dimensions"] if d in a["dimensions"]]
+
+    def mean(fit: Mapping[str, Any]) -> float:
+        values = [fit["dimensions"][d][stat] for d in shared]
+        return float(np.mean(values)) if values else math.nan
+
+    return mean(a), mean(b), shared
+
+
 def fit_table(fit: Mapping[str, Any]) -> dict[str, Any]:
     """The flat keys ``drame_metric`` returns: ``{dim}_nll``, ``{dim}_jsd``,
     ``{dim}_nll_baseline``, ``{dim}_jsd_baseline``, ``{dim}_ece`` per dimension, the

@@ -162,6 +162,37 @@ TEXT_LINES_JS = """cells => cells.map(cell => {
 })"""
 
 
+def populate_hub_cache(cache: Path, repo_id: str, folder: Path, sha: str, files: list[str]) -> None:
+    """``folder``'s ``files`` in a Hub cache as ``snapshot_download`` leaves them, at ``sha``
+    (also ``refs/main``), for loading a Hub id offline."""
+    import hashlib
+
+    repo = cache / f"models--{repo_id.replace('/', '--')}"
+    for name in files:
+        data = (folder / name).read_bytes()
+        blob = repo / "blobs" / hashlib.sha256(data).hexdigest()
+        blob.parent.mkdir(parents=True, exist_ok=True)
+        blob.write_bytes(data)
+        link = repo / "snapshots" / sha / name
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(Path(*[".."] * (len(Path(name).parts) + 1), "blobs", blob.name))
+    (repo / "refs").mkdir(exist_ok=True)
+    (repo / "refs" / "main").write_text(sha)
+
+
+@pytest.fixture
+def offline_cache(tmp_path, monkeypatch) -> Path:
+    """An empty Hub cache under ``tmp_path``, read offline."""
+    from huggingface_hub import constants
+
+    cache = tmp_path / "hub-cache"
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    return cache
+
+
 def free_port() -> int:
     """A TCP port nobody listens on at the moment, on 127.0.0.1."""
     import socket

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 import torch
-from conftest import tone
+from conftest import populate_hub_cache, tone
 
 from speech_drame.audio_llm.qwen2_audio import AUDIO_PLACEHOLDER, LORA_TARGET_NAMES
 from speech_drame.audio_llm.tiny import build_tiny
@@ -204,6 +204,7 @@ def test_bench_scores_a_plain_adapter_with_its_profile(adapter, tmp_path, capsys
     assert "prompt profile test-wording@" in doc["scorer_description"]
     (row,) = read_rows(tmp_path / "run" / "results.jsonl")
     assert row["scorer"] == doc["scorer"]
+    assert row["scorer_description"] == doc["scorer_description"]  # a row says how it was scored
     check_row(row, by_hand(adapter, samples))
 
 
@@ -217,3 +218,49 @@ def test_the_space_scores_a_plain_adapter_with_its_profile(adapter, tmp_path, mo
     result = space_app.score_clip(tmp_path / "up.wav", "archetype", QUESTION, scorer=spec)
     check_row(result.to_dict(), by_hand(adapter, samples))
     assert "prompt profile test-wording@" in space_app.scorer_card("archetype", spec)
+
+
+def test_a_full_model_folder_scores_with_its_profile(adapter, tmp_path, capsys):
+    """The adapter merged into its base and saved whole (model + processor, no adapter file):
+    ``drame-eval:FOLDER`` loads it as a model folder and gives the adapter's distributions."""
+    from peft import PeftModel
+
+    base, processor = build_tiny(seed=0)
+    merged = PeftModel.from_pretrained(base, str(adapter)).merge_and_unload()
+    folder = tmp_path / "merged"
+    merged.save_pretrained(folder)
+    processor.save_pretrained(folder)
+    assert not (folder / "adapter_config.json").exists()
+    samples = tone(1.1, seed=5, freq=240)
+    sf.write(tmp_path / "c.wav", samples, 16_000)
+    profile = adapter.parent / "profile.json"
+    status = main(["score", str(tmp_path / "c.wav"), "--config", "archetype", "--question",
+                   QUESTION, "--scorer", f"drame-eval:{folder}", "--prompt-profile",
+                   str(profile), "--json"])  # fmt: skip
+    out = capsys.readouterr()
+    assert status == 0, out.err
+    (row,) = json.loads(out.out)
+    check_row(row, by_hand(adapter, samples))
+    for setting in (f"base {folder}", "lora scope no adapter", "label policy not recorded"):
+        assert setting in row["scorer_description"]
+    # without the profile it is refused like an adapter
+    status = main(["score", str(tmp_path / "c.wav"), "--config", "archetype", "--question",
+                   QUESTION, "--scorer", f"drame-eval:{folder}"])  # fmt: skip
+    assert status == 2 and "--prompt-profile FILE" in capsys.readouterr().err
+
+
+def test_a_plain_adapter_by_hub_id_loads_offline_from_the_cache(adapter, offline_cache, tmp_path):
+    """``drame-eval:ORG/NAME`` of a plain adapter (no project file) read from a Hub cache:
+    the same distributions as the folder, and the description names the Hub id."""
+    files = ["adapter_config.json", "adapter_model.safetensors"]
+    populate_hub_cache(offline_cache, "someone/foreign-adapter", adapter, "ab" * 20, files)
+    profile = adapter.parent / "profile.json"
+    scorer = DrameEvalScorer.from_pretrained("someone/foreign-adapter", config="archetype",
+                                             announce=False, prompt_profile=profile)  # fmt: skip
+    assert "someone/foreign-adapter" in scorer.description and "base tiny" in scorer.description
+    samples = tone(0.9, seed=6, freq=200)
+    (result,) = scorer.score_clips([Clip("c", samples, {"question": QUESTION})])
+    check_row(result.to_dict(), by_hand(adapter, samples))
+    with pytest.raises(FileNotFoundError, match="someone/absent"):
+        DrameEvalScorer.from_pretrained("someone/absent", config="archetype", announce=False,
+                                        prompt_profile=profile)  # fmt: skip

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from huggingface_hub import constants
+from conftest import populate_hub_cache
 
 from speech_drame.cli import main
 from speech_drame.features import asr, prosody, quality, speaker, text, vad
@@ -297,31 +297,6 @@ def test_push_lite_uploads_a_trained_folder_as_train_lite_would(dataset, hub, tm
     assert "no LiteScorer evaluation" in capsys.readouterr().err and len(hub.requests) == requests
 
 
-def _populate_cache(cache: Path, folder: Path, sha: str, files: list[str]) -> None:
-    """``folder``'s ``files`` in a Hub cache as ``snapshot_download`` leaves them."""
-    repo = cache / f"models--{REPO_ID.replace('/', '--')}"
-    for name in files:
-        data = (folder / name).read_bytes()
-        blob = repo / "blobs" / hashlib.sha256(data).hexdigest()
-        blob.parent.mkdir(parents=True, exist_ok=True)
-        blob.write_bytes(data)
-        link = repo / "snapshots" / sha / name
-        link.parent.mkdir(parents=True, exist_ok=True)
-        link.symlink_to(Path(*[".."] * (len(Path(name).parts) + 1), "blobs", blob.name))
-    (repo / "refs").mkdir(exist_ok=True)
-    (repo / "refs" / "main").write_text(sha)
-
-
-@pytest.fixture
-def offline_cache(tmp_path, monkeypatch) -> Path:
-    cache = tmp_path / "hub-cache"
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
-    return cache
-
-
 MAIN_SHA, OLD_SHA = "c0ffee" * 6 + "c0ff", "0dd" * 13 + "0"
 
 
@@ -341,7 +316,7 @@ def test_lite_hub_id_loads_offline_from_the_cache_like_the_folder(
     for name, sha in (("old", OLD_SHA), ("main", MAIN_SHA)):  # refs/main: MAIN_SHA
         staged = tmp_path / f"pushed-{name}"  # as uploaded
         pushed = [f.as_posix() for f in stage_lite_scorer(folders[name], staged, REPO_ID)]
-        _populate_cache(offline_cache, staged, sha, pushed)
+        populate_hub_cache(offline_cache, REPO_ID, staged, sha, pushed)
     clips, _ = SCORERS["archetype"]
 
     from_hub = load_scorer(f"lite:{REPO_ID}{revision}", "archetype")

@@ -46,6 +46,7 @@ OUTPUTS = [
     "artifacts/my_scorer/metrics.json",
     "archetype_scenarios.jsonl",
     "artifacts/lite_scorer/metrics.json",
+    "artifacts/lite_finetuned/metrics.json",
     "artifacts/drame-eval-smoke/evaluator/drame_eval_config.json",
     ".judge-cache",
     "runs/realism/leaderboard.md",

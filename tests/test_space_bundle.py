@@ -63,7 +63,8 @@ def bundle(tmp_path_factory) -> Path:
 def venv(bundle, tmp_path_factory) -> dict:
     """A fresh venv holding only what ``pip install -r requirements.txt`` gives."""
     root = tmp_path_factory.mktemp("venv")
-    env = _clean_env(PIP_DISABLE_PIP_VERSION_CHECK="1")
+    # pip's wheel cache in the test's folder, not the user's
+    env = _clean_env(PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_CACHE_DIR=str(root / "pip-cache"))
     subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True, env=env)
     python = root / "venv" / "bin" / "python"
     started = time.monotonic()

@@ -331,6 +331,9 @@ def test_train_with_a_prompt_profile_exports_it_and_scoring_uses_it(dataset, tmp
     scorer = DrameEvalScorer.from_pretrained(out, announce=False)
     assert scorer.profile.digest == mine.digest and scorer.prompt_order == "context_first"
     assert f"prompt profile {mine.label}" in scorer.description
+    card = (evaluator / "README.md").read_text()  # the card describes this profile's query
+    assert "opened with `Verdict:`" in card and "`Verdict:k.`" in card
+    assert "share one encoding of the audio, preamble and context (KV cache)" in card
     saved = [json.loads(x) for x in (evaluator / "predictions" / "test.jsonl").open()]
     from datasets import load_dataset
 

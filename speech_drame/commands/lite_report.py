@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from speech_drame.distribution_fit import shared_average
 from speech_drame.languages import ALL_LABELS
 from speech_drame.schema import CONTENT_PASS, RUBRIC_NAMES, Config, dimensions
 from speech_drame.scorers.evaluation import SplitReport
@@ -71,6 +72,79 @@ def format_table(config: Config, reports: Sequence[SplitReport]) -> str:
     return "\n".join(lines)
 
 
+def format_comparison(
+    config: Config, reports: Sequence[SplitReport], parent_reports: Sequence[SplitReport]
+) -> str:
+    """Per-dimension Pearson (Content Pass: accuracy) of the initial scorer and the fine-tuned
+    one on the same splits, side by side."""
+    parents = {r.split: r for r in parent_reports}
+    pairs = [(r.split, parents[r.split], r) for r in reports if r.split in parents]
+    if not pairs:
+        return ""
+    head = f"{config + ': initial -> fine-tuned':<38}" + "".join(
+        f"{split:>24}" for split, _, _ in pairs
+    )
+    sub = " " * 38 + f"{'initial':>12}{'fine-tuned':>12}" * len(pairs)
+    lines = [head, sub, "-" * len(sub)]
+
+    def cells(get: Any) -> str:
+        return "".join(f"{_cell(get(a), 12)}{_cell(get(b), 12)}" for _, a, b in pairs)
+
+    first = pairs[0][2].alignment
+    if first.content_pass is not None and pairs[0][1].alignment.content_pass is not None:
+        name = f"{RUBRIC_NAMES[CONTENT_PASS]} (accuracy)"
+        lines.append(f"{name:<38}" + cells(lambda r: r.alignment.content_pass.accuracy))
+    for d in [d for d in dimensions(config) if d in first.dimensions]:
+        lines.append(
+            f"{RUBRIC_NAMES[d]:<38}"
+            + cells(
+                lambda r, d=d: r.alignment.row(d).pearson if d in r.alignment.dimensions else None
+            )  # fmt: skip
+        )
+    lines.append(f"{'average Pearson':<38}" + cells(lambda r: r.alignment.avg_pearson))
+    fitted = [(a, b) for _, a, b in pairs if a.distribution_fit and b.distribution_fit]
+    if len(fitted) == len(pairs):
+        averages = [shared_average(a.distribution_fit, b.distribution_fit) for a, b in fitted]
+        everything = all(len(s) == len(b.distribution_fit["dimensions"])
+                         for (_, b), (_, _, s) in zip(fitted, averages, strict=True))  # fmt: skip
+        label = "average NLL of the ratings" + ("" if everything else " (shared dims)")
+        lines.append(
+            f"{label:<38}" + "".join(f"{_cell(a, 12)}{_cell(b, 12)}" for a, b, _ in averages)
+        )
+    return "\n".join(lines)
+
+
+def _cell(value: Any, width: int) -> str:
+    if isinstance(value, float) and not math.isnan(value):
+        return f"{value:>{width}.3f}"
+    return f"{'n/a':>{width}}"
+
+
+def format_init(init: Mapping[str, Any]) -> str:
+    """One paragraph on what fine-tuning did: the parent, the schedule, each dimension's fate
+    and how far the kept ones moved."""
+    parent, dims = init["parent"], init["dimensions"]
+    where = parent.get("source") or parent.get("path") or "a model in memory"
+    lines = [
+        f"fine-tuned from {parent['id']} ({where}): {init['epochs']} epoch(s), anchor "
+        f"{init['anchor']:g}, label policy {init['label_policy']}"
+        + (
+            f" (the initial scorer was trained with {parent['label_policy']})"
+            if parent.get("label_policy") != init["label_policy"]
+            else ""
+        )
+    ]
+    for fate in ("updated", "added", "kept"):
+        if dims[fate]:
+            lines.append(f"  {fate}: {', '.join(RUBRIC_NAMES[d] for d in dims[fate])}")
+    if init.get("content_pass"):
+        lines.append(f"  {RUBRIC_NAMES[CONTENT_PASS]}: {init['content_pass']}")
+    if init.get("kept_drift"):
+        moved = ", ".join(f"{RUBRIC_NAMES[d]} {v:.3f}" for d, v in init["kept_drift"].items())
+        lines.append(f"  kept heads moved with the shared layer (mean |change| on train): {moved}")
+    return "\n".join(lines)
+
+
 def _group_average(group: Mapping[str, Any]) -> float | None:
     """The average Pearson of one language's group (``None`` without a table)."""
     table = group.get("table")
@@ -90,6 +164,11 @@ def print_config_run(run: ConfigRun) -> None:
             print(f"{len(r.failures)} {r.split} clip(s) not scored: {_first(r.failures)}")
     for split, why in run.not_evaluated.items():
         print(f"{run.config}/{split} not evaluated: {why}")
+    if run.init is not None:
+        print(format_init(run.init))
+        comparison = format_comparison(run.config, run.reports, run.parent_reports)
+        if comparison:
+            print(comparison)
     for plot in run.plots:
         print(f"reliability diagram: {plot}")
     print(f"saved {run.folder}\n")

@@ -30,6 +30,7 @@ from ..audio_llm.qwen2_audio import (
     suffix_text,
 )
 from ..audio_llm.tiny import TINY_MODEL
+from ..distribution_fit import shared_average
 from ..labels import DEFAULT_LABEL_POLICY, LABEL_POLICIES
 from ..languages import LANGUAGES
 from ..prompt_profile import PromptProfile, default_profile
@@ -150,6 +151,16 @@ def _results_rows(
     return rows
 
 
+def _shared_part(profile: PromptProfile, order: str) -> str:
+    """What the queries of one clip share in ``order`` of ``profile``: the parts placed before
+    the instruction (the shared-prefix KV cache covers exactly those)."""
+    head = profile.orders[order].split("{instruction}")[0]
+    parts = [name for name in ("audio", "preamble", "context") if "{" + name + "}" in head]
+    if not parts:
+        return "the system turn"
+    return "the " + (f"{', '.join(parts[:-1])} and {parts[-1]}" if len(parts) > 1 else parts[0])
+
+
 def render_model_card(
     *,
     model_id: str,
@@ -238,9 +249,9 @@ def render_model_card(
             if profile is None or profile.digest == default_profile().digest
             else f"an order of the prompt profile {profile.label} (`prompt_profile.json`)"
         ),
-        shared_part="the audio and preamble"
-        if prompt_order == "instruction_first"
-        else "the audio, preamble and context",
+        shared_part=_shared_part(profile or default_profile(), prompt_order),
+        answer_prefix=(profile or default_profile()).answer_prefix,
+        answer_suffix=(profile or default_profile()).answer_suffix,
         loss_on=loss_on,
         loss_text=LOSS_SPANS[loss_on],
         label_policy=label_policy,
@@ -303,6 +314,75 @@ def _language_rows(config: str, splits: Mapping[str, Mapping[str, Any]]) -> list
     return rows
 
 
+def _shown(value: Any) -> str:
+    """A card cell: 4 decimals, ``undefined`` (NaN) or ``not scored`` (a new head's parent)."""
+    if value is None:
+        return "not scored"
+    return f"{value:.4f}" if _finite(value) else "undefined"
+
+
+def _fine_tuning(config: str, entry: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What the card says of a fine-tuned config (``metrics.json`` ``init`` and
+    ``parent_splits``): the parent, the schedule, each dimension's fate and, per evaluated
+    split, the parent's figure beside this scorer's."""
+    init = entry.get("init")
+    if not init:
+        return None
+    parent = init["parent"]
+    rows = []
+    for split, before in entry.get("parent_splits", {}).items():
+        after = AlignmentTable.from_flat(entry["splits"][split]["table"])
+        earlier = AlignmentTable.from_flat(before["table"])
+        for dim in _measured(config, entry["splits"][split]["table"]):
+            values = [_shown(t.value(dim, headline_statistic(dim))) for t in (earlier, after)]
+            rows.append(
+                {
+                    "config": config,
+                    "split": split,
+                    "metric": "accuracy" if dim == CONTENT_PASS else "Pearson r",
+                    "dimension": rubric(config, dim).name,
+                    "parent": values[0],
+                    "value": values[1],
+                }
+            )
+        fits = [before.get("distribution_fit"), entry["splits"][split].get("distribution_fit")]
+        if all(fits):
+            parent_nll, nll, shared = shared_average(*fits)
+            everything = len(shared) == len(fits[1]["dimensions"])
+            rows.append(
+                {
+                    "config": config,
+                    "split": split,
+                    "metric": "NLL of the ratings (lower is better)",
+                    "dimension": "average"
+                    if everything
+                    else f"average of {', '.join(rubric(config, d).name for d in shared)}",
+                    "parent": _shown(parent_nll),
+                    "value": _shown(nll),
+                }
+            )
+    own = {
+        split: AlignmentTable.from_flat(table).avg_pearson
+        for split, table in parent.get("evaluation", {}).items()
+    }
+    names = {fate: [rubric(config, d).name for d in dims]
+             for fate, dims in init["dimensions"].items()}  # fmt: skip
+    return {
+        "config": config,
+        "parent_id": parent["id"],
+        "source": parent.get("hub_id") or parent.get("source") or "a model in memory",
+        "parent_dataset": dataset_name(parent["dataset"]) if parent.get("dataset") else None,
+        "parent_own": ", ".join(f"{s} {v:.4f}" for s, v in own.items() if _finite(v)),
+        "lineage": " <- ".join(parent["lineage"]),
+        "epochs": init["epochs"],
+        "anchor": init["anchor"],
+        "dimensions": names,
+        "content_pass": init.get("content_pass"),
+        "drift": {rubric(config, d).name: f"{v:.3f}" for d, v in init["kept_drift"].items()},
+        "rows": rows,
+    }
+
+
 def render_lite_model_card(
     *,
     model_id: str,
@@ -315,7 +395,10 @@ def render_lite_model_card(
     ``metrics`` is the ``metrics.json`` that ``train-lite`` wrote (``dataset``, ``configs``);
     ``feature_versions`` each config's ``config.json`` ``feature_versions``; ``data_card`` what
     is known of the training data's card (:func:`lite_data_card`). The model-index holds every
-    finite Pearson r and Content Pass accuracy of every evaluated split.
+    finite Pearson r and Content Pass accuracy of every evaluated split. A config fine-tuned
+    with ``train-lite --init`` gets a section naming its parent (id, source, lineage, what was
+    updated) with the parent's figures beside its own; a parent from the Hub is the
+    ``base_model``.
     """
     from huggingface_hub import ModelCard, ModelCardData
 
@@ -341,6 +424,9 @@ def render_lite_model_card(
                 "feature_versions": dict(feature_versions[config]),
             }
         )
+    fine_tuned = [f for c, e in configs.items() if (f := _fine_tuning(c, e)) is not None]
+    hub_parents = sorted({e["init"]["parent"]["hub_id"] for e in configs.values()
+                          if e.get("init") and e["init"]["parent"].get("hub_id")})  # fmt: skip
     trainings = [entry["training"] for entry in configs.values()]
     policy = trainings[0]["options"]["label_policy"]
     synthetic = [t for t in trainings if t["labels_are_synthetic"]]
@@ -352,6 +438,7 @@ def render_lite_model_card(
         tags=LITE_TAGS + (["synthetic-labels"] if synthetic else []),
         model_name=model_id,
         eval_results=results or None,
+        base_model=(hub_parents[0] if len(hub_parents) == 1 else hub_parents) or None,
     )
     return templates.render(
         ModelCard,
@@ -369,4 +456,5 @@ def render_lite_model_card(
         label_policy_text=LABEL_POLICIES[policy],
         results=rows,
         languages=languages,
+        fine_tuned=fine_tuned,
     )

@@ -198,12 +198,14 @@ def finish_shard(out: str | os.PathLike, rank: int, world_size: int, digest: str
 # --- scoring -----------------------------------------------------------------------------------
 
 
-def _row(item: WorkItem, scorer_id: str, **values: Any) -> dict[str, Any]:
+def _row(item: WorkItem, scorer: Mapping[str, str], **values: Any) -> dict[str, Any]:
+    """A results row of ``item``; ``scorer`` holds the scorer's ``scorer`` id and its
+    ``scorer_description`` (every setting it uses), so a row read alone says how it was scored."""
     row = {
         "system": item.system,
         "scenario": item.scenario.id,
         "context": item.scenario.context_hash,
-        "scorer": scorer_id,
+        **scorer,
         "sha256": item.sha256,
         "path": str(item.path),
     }
@@ -214,7 +216,7 @@ def _row(item: WorkItem, scorer_id: str, **values: Any) -> dict[str, Any]:
     return row
 
 
-def _result_row(item: WorkItem, scorer_id: str, result: Any) -> dict[str, Any]:
+def _result_row(item: WorkItem, scorer: Mapping[str, str], result: Any) -> dict[str, Any]:
     """One clip's :class:`~speech_drame.scorers.base.ClipScores` as a results row; a failure
     keeps its ``error``, ``error_kind`` and the ``stage`` it failed at (``input``/``model``)."""
     values = result.to_dict()
@@ -222,7 +224,7 @@ def _result_row(item: WorkItem, scorer_id: str, result: Any) -> dict[str, Any]:
     if not result.ok:
         values["error_kind"] = result.error_kind or "model"
         values["stage"] = values["error_kind"]
-    return _row(item, scorer_id, **values)
+    return _row(item, scorer, **values)
 
 
 def score_items(
@@ -237,7 +239,8 @@ def score_items(
     clips per :meth:`~speech_drame.scorers.base.Scorer.score` call (default its
     ``batch_size``), appending one row per item to ``log`` after each call.
 
-    A scored row carries ``scores``, ``distributions``, ``content_pass`` (when the scorer has
+    Every row names the scorer by ``scorer`` (its id) and ``scorer_description``. A scored row
+    carries ``scores``, ``distributions``, ``content_pass`` (when the scorer has
     one), ``label_mass`` and ``decoding`` (when the scorer has them; the report flags a low mass,
     :func:`speech_drame.rolebench.report.system_table`), ``transcript`` (when known),
     ``language`` and ``language_probability`` (the spoken language the scorer's ASR identified,
@@ -254,6 +257,7 @@ def score_items(
 
     size = max(1, chunk or getattr(scorer, "batch_size", 1) or 1)
     scorer_id = scorer.id
+    named = {"scorer": scorer_id, "scorer_description": scorer.description}
     written = failed = 0
     bar = tqdm(total=len(items), unit="clip", desc="scoring", disable=not progress)
     for start in range(0, len(items), size):
@@ -268,14 +272,14 @@ def score_items(
                 raise RuntimeError(f"returned {len(results)} results for {len(part)} clips")
         except Exception as exc:  # noqa: BLE001 - a failed call is a counted, retryable row
             why = f"the scorer failed on a chunk of {len(part)} clips: {type(exc).__name__}: {exc}"
-            rows = [_row(it, scorer_id, error=f"{it.path}: {why}", error_kind="model",
+            rows = [_row(it, named, error=f"{it.path}: {why}", error_kind="model",
                          stage="scorer") for it in part]  # fmt: skip
         else:
             rows = []
             for it, result in zip(part, results, strict=True):
                 if not isinstance(result, ClipScores):
                     raise TypeError(f"{scorer_id}: score() returned {type(result).__name__}")
-                rows.append(_result_row(it, scorer_id, result))
+                rows.append(_result_row(it, named, result))
         for row in rows:
             log.append(row)
             written += 1

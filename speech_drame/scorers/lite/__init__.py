@@ -4,6 +4,8 @@
 - :mod:`.model`: the network and its saved folder (:class:`~.model.LiteModel`,
   :func:`~.model.load_lite_model`, :func:`~.model.default_scorer_dir`);
 - :mod:`.fit`: label distribution learning over annotators (:func:`~.fit.train_lite_model`);
+- :mod:`.finetune`: a trained scorer fine-tuned on new ratings (:func:`~.finetune.load_parent`,
+  :func:`~.finetune.fine_tune_lite_model`; ``train-lite --init``);
 - :mod:`.scorer`: the model as a Scorer (:class:`~.scorer.LiteScorer`, ``lite[:PATH]``);
 - :mod:`.training`: ``speech-drame train-lite``, train and evaluate on a dataset folder;
 - :mod:`.publish`: a trained folder with its model card, staged and pushed to the Hub.
@@ -22,7 +24,9 @@ __all__ = [
     "TrainingOptions",
     "default_scorer_dir",
     "feature_matrix",
+    "fine_tune_lite_model",
     "load_lite_model",
+    "load_parent",
     "push_lite_scorer",
     "train_and_evaluate",
     "train_lite_model",
@@ -35,7 +39,9 @@ _getattr, __dir__ = lazy_attributes(
         "TrainingOptions": ".model",
         "default_scorer_dir": ".model",
         "feature_matrix": ".features",
+        "fine_tune_lite_model": ".finetune",
         "load_lite_model": ".model",
+        "load_parent": ".finetune",
         "push_lite_scorer": ".publish",
         "train_and_evaluate": ".training",
         "train_lite_model": ".fit",

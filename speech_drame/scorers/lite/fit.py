@@ -73,24 +73,13 @@ def train_lite_model(
         raise ValueError(f"no {mode} dimension among the labels {sorted(labels)}")
     content_pass = mode == "archetype" and CONTENT_PASS in labels
     n = len(blueprints)
-    for name, rows in labels.items():
-        if len(rows) != n:
-            raise ValueError(f"labels[{name!r}] has {len(rows)} rows for {n} clips")
+    score_m, pass_m = label_targets(labels, dims, content_pass, n, options.label_policy)
     x = feature_matrix(blueprints, mode)
     mean = x.mean(axis=0)
     std = x.std(axis=0)
     std[std < 1e-6] = 1.0
     xn = torch.from_numpy((x - mean) / std)
     embedded = n_embedded(mode)
-    check_label_policy(options.label_policy)
-    score_m = np.stack(
-        [
-            _label_matrix([apply_label_policy(r, d, options.label_policy) for r in labels[d]], d)
-            for d in dims
-        ],
-        axis=1,
-    )  # (n, dims, ann)
-    pass_m = _label_matrix(labels[CONTENT_PASS], CONTENT_PASS) if content_pass else None
 
     rng = np.random.default_rng(options.seed)
     torch.manual_seed(options.seed)
@@ -108,10 +97,36 @@ def train_lite_model(
     opt = torch.optim.AdamW(net.parameters(), lr=options.lr, weight_decay=options.weight_decay)
     net.train()
     with torch_threads(1):  # a small MLP: one thread beats several (thread start-up per op)
-        _fit(net, opt, xn, score_m, pass_m, rng, options)
+        run_epochs(net, opt, xn, score_m, pass_m, rng, options)
     net.eval()
     meta = {"n_train": n, **(info or {})}
     return LiteModel(mode, dims, content_pass, mean, std, net, options, meta)
+
+
+def label_targets(
+    labels: Mapping[str, Sequence[Sequence[Any]]],
+    dims: Sequence[str],
+    content_pass: bool,
+    n: int,
+    policy: str,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The training targets: ratings ``(n, dims, annotators)`` under the label policy ``policy``
+    and Content Pass votes ``(n, annotators)`` (``None`` without ``content_pass``); NaN = no
+    usable label. A dimension of ``dims`` absent from ``labels`` is all NaN."""
+    for name, rows in labels.items():
+        if len(rows) != n:
+            raise ValueError(f"labels[{name!r}] has {len(rows)} rows for {n} clips")
+    check_label_policy(policy)
+    per_dim = [
+        _label_matrix([apply_label_policy(r, d, policy) for r in labels.get(d, [[]] * n)], d)
+        for d in dims
+    ]
+    width = max(m.shape[1] for m in per_dim)
+    score_m = np.full((n, len(dims), width), np.nan)  # (n, dims, annotators)
+    for j, m in enumerate(per_dim):
+        score_m[:, j, : m.shape[1]] = m
+    pass_m = _label_matrix(labels[CONTENT_PASS], CONTENT_PASS) if content_pass else None
+    return score_m, pass_m
 
 
 def _whitening_basis(x, k: int):
@@ -125,7 +140,9 @@ def _whitening_basis(x, k: int):
     return basis.float()
 
 
-def _fit(net, opt, xn, score_m, pass_m, rng, options: TrainingOptions) -> None:
+def run_epochs(net, opt, xn, score_m, pass_m, rng, options: TrainingOptions, penalty=None) -> None:
+    """``options.epochs`` epochs of label distribution learning; ``penalty()``, when given, is
+    added to every step's loss (:mod:`.finetune`'s pull toward the initial weights)."""
     torch = require("torch", "LiteScorer")
     n, n_dims = score_m.shape[:2]
     for _ in range(options.epochs):
@@ -146,6 +163,8 @@ def _fit(net, opt, xn, score_m, pass_m, rng, options: TrainingOptions) -> None:
                     loss = loss + torch.nn.functional.binary_cross_entropy_with_logits(
                         pass_logit[ok], target_pass[ok]
                     )
+            if penalty is not None:
+                loss = loss + penalty()
             opt.zero_grad()
             loss.backward()
             opt.step()

@@ -17,7 +17,7 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -237,12 +237,8 @@ class LiteModel:
                 "the folder mixes two saves; save or train the scorer again"
             )
         mode = check_config(cfg["mode"])
-        if cfg["feature_versions"] != FEATURE_VERSIONS:
-            diff = sorted(
-                k
-                for k in set(cfg["feature_versions"]) | set(FEATURE_VERSIONS)
-                if cfg["feature_versions"].get(k) != FEATURE_VERSIONS.get(k)
-            )
+        diff = differing_feature_versions(cfg["feature_versions"])
+        if diff:
             raise ScorerError(
                 f"{path}: trained on feature versions {cfg['feature_versions']}, but this "
                 f"installation extracts {FEATURE_VERSIONS} (differ: {', '.join(diff)}); retrain it"
@@ -274,6 +270,13 @@ class LiteModel:
             options=options,
             info=cfg.get("info", {}),
         )
+
+
+def differing_feature_versions(recorded: Mapping[str, str]) -> list[str]:
+    """The extractors whose version in ``recorded`` (a scorer's ``feature_versions``) is not
+    the one this installation extracts, sorted."""
+    names = set(recorded) | set(FEATURE_VERSIONS)
+    return sorted(k for k in names if recorded.get(k) != FEATURE_VERSIONS.get(k))
 
 
 def scorer_folder(mode: Config, path: str | os.PathLike | None = None) -> Path:

@@ -48,6 +48,23 @@ def _local_paths(path: str | os.PathLike, name: str) -> dict[str, str]:
     return {given: name, str(Path(given).resolve()): name} if Path(given).exists() else {}
 
 
+def _parent_paths(parent: dict[str, Any]) -> dict[str, str]:
+    """The local paths a fine-tuned scorer records of its parent, mapped to names: its folder
+    to the source's folder name (or Hub id), with the config folder under it when there is
+    one; its training dataset to its folder name."""
+    from ...hub.cards import dataset_name
+
+    source, path = parent.get("source") or "", parent.get("path")
+    name = parent.get("hub_id") or Path(source).name or "parent"
+    out = _local_paths(source, name) if source and not parent.get("hub_id") else {}
+    if path:
+        same = bool(source) and Path(source).resolve() == Path(path).resolve()
+        out[path] = name if same else f"{name}/{Path(path).name}"
+    if parent.get("dataset"):
+        out |= _local_paths(parent["dataset"], dataset_name(parent["dataset"]))
+    return out
+
+
 def stage_lite_scorer(
     out_dir: str | os.PathLike, target: str | os.PathLike, model_id: str
 ) -> list[Path]:
@@ -71,6 +88,8 @@ def stage_lite_scorer(
     paths = _local_paths(metrics["dataset"], dataset_name(metrics["dataset"]))
     for config, entry in metrics["configs"].items():
         paths |= _local_paths(entry["scorer"], config)
+        if entry.get("init"):
+            paths |= _parent_paths(entry["init"]["parent"])
     files, versions = [Path(CARD), Path(METRICS_FILE)], {}
     for config in metrics["configs"]:
         scorer = [Path(config, CONFIG_FILE), Path(config, WEIGHTS_FILE)]
@@ -83,10 +102,11 @@ def stage_lite_scorer(
         write_json(target / scorer[0], _renamed(cfg, paths))
         shutil.copyfile(out / scorer[1], target / scorer[1])
         files += scorer
-    write_json(target / METRICS_FILE, _renamed(metrics, paths))
+    published = _renamed(metrics, paths)
+    write_json(target / METRICS_FILE, published)
     card = render_lite_model_card(
         model_id=model_id,
-        metrics=metrics,
+        metrics=published,
         feature_versions=versions,
         data_card=data_card,
     )

@@ -32,6 +32,7 @@ from speech_drame.data.reader import (
     open_split,
     require_audio,
 )
+from speech_drame.errors import InputError, UsageError
 from speech_drame.features.blueprint import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_CACHE,
@@ -48,6 +49,14 @@ from speech_drame.schema import (
 from speech_drame.scorers.evaluation import SplitReport, evaluate_scorer
 
 from .features import check_blueprint
+from .finetune import (
+    DEFAULT_ANCHOR,
+    DEFAULT_EPOCHS,
+    ParentScorer,
+    check_anchor,
+    fine_tune_lite_model,
+    load_parent,
+)
 from .fit import train_lite_model
 from .model import LiteModel, TrainingOptions, default_scorer_dir
 from .scorer import LiteScorer
@@ -126,20 +135,30 @@ class TrainingReport:
     no_audio: list[str] = field(default_factory=list)  # train clips without audio
 
 
+MIN_CLIPS = 10  # usable train clips to train from scratch on (normalisation, projection)
+
+
 def _train_one(
     dataset_dir: Path,
     config: Config,
     options: TrainingOptions,
     train: ExtractedSplit,
+    parent: ParentScorer | None = None,
+    anchor: float = DEFAULT_ANCHOR,
 ) -> tuple[LiteModel, TrainingReport]:
-    if len(train.blueprints) < 10:
-        raise ValueError(
-            f"{dataset_dir} {config}/train: only {len(train.blueprints)} clip(s) usable; "
-            f"failures: {train.failures}"
+    """Train ``config``'s scorer on ``train``: from scratch, or fine-tuned from ``parent``
+    (which needs one usable clip, not :data:`MIN_CLIPS`: it keeps the parent's normalisation)."""
+    usable = len(train.blueprints)
+    if usable < (1 if parent is not None else MIN_CLIPS):
+        what = "nothing to fine-tune on" if parent is not None else "too few to train on"
+        raise InputError(
+            f"{dataset_dir} {config}/train: {usable} clip(s) usable, {what}; failures: "
+            f"{train.failures or 'none'}"
+            + (f"; without audio: {len(train.no_audio)}" if train.no_audio else "")
         )
     note = synthetic_label_note(dataset_dir)
     report = TrainingReport(
-        str(dataset_dir), "train", note is not None, note, len(train.blueprints), train.failures,
+        str(dataset_dir), "train", note is not None, note, usable, train.failures,
         train.no_audio,
     )  # fmt: skip
     info = {
@@ -150,7 +169,15 @@ def _train_one(
         "n_failed": len(train.failures),
         "n_no_audio": len(train.no_audio),
     }
-    scorer = train_lite_model(train.blueprints, train.labels, config, options, info)
+    if parent is None:
+        scorer = train_lite_model(train.blueprints, train.labels, config, options, info)
+    else:
+        try:
+            scorer = fine_tune_lite_model(
+                parent, train.blueprints, train.labels, options, anchor, info
+            )
+        except ValueError as exc:  # e.g. no usable rating: name the data
+            raise InputError(f"{dataset_dir} {config}/train: {exc}") from None
     return scorer, report
 
 
@@ -158,7 +185,8 @@ def _train_one(
 class ConfigRun:
     """One config of a :func:`train_and_evaluate` run: its evaluation reports, the training
     report, the splits not evaluated (split -> why), the reliability diagrams written and the
-    folder the scorer was saved to."""
+    folder the scorer was saved to; for a fine-tuned scorer, what it records of the fine-tuning
+    and the parent's reports on the same splits."""
 
     config: Config
     reports: list[SplitReport]
@@ -166,10 +194,26 @@ class ConfigRun:
     not_evaluated: dict[str, str]
     plots: list[Path]
     folder: Path
+    init: dict[str, Any] | None = None  # a fine-tuned scorer's ``info["init"]``
+    parent_reports: list[SplitReport] = field(default_factory=list)  # the parent, same splits
 
 
 def _failure_list(failures: Mapping[str, str]) -> list[dict[str, str]]:
     return [{"id": cid, "reason": why} for cid, why in failures.items()]
+
+
+def _split_entry(r: SplitReport) -> dict[str, Any]:
+    return {
+        "clips_scored": r.n_scored,
+        "clips_failed": len(r.failures),
+        "failures": _failure_list(r.failures),
+        "clips_without_audio": len(r.no_audio),
+        "without_audio": r.no_audio,
+        "table": r.table,
+        "by_language": r.by_language,
+        "language_mismatches": r.language_mismatches,
+        **({"distribution_fit": r.distribution_fit} if r.distribution_fit else {}),
+    }
 
 
 def config_metrics(
@@ -193,20 +237,7 @@ def config_metrics(
             "without_audio": training.no_audio,
             "options": asdict(options),
         },
-        "splits": {
-            r.split: {
-                "clips_scored": r.n_scored,
-                "clips_failed": len(r.failures),
-                "failures": _failure_list(r.failures),
-                "clips_without_audio": len(r.no_audio),
-                "without_audio": r.no_audio,
-                "table": r.table,
-                "by_language": r.by_language,
-                "language_mismatches": r.language_mismatches,
-                **({"distribution_fit": r.distribution_fit} if r.distribution_fit else {}),
-            }
-            for r in reports
-        },
+        "splits": {r.split: _split_entry(r) for r in reports},
     }
 
 
@@ -248,9 +279,18 @@ def train_and_evaluate(
     progress: bool = True,
     batch_size: int = DEFAULT_BATCH_SIZE,
     on_config: Callable[[ConfigRun], None] | None = None,
+    init: str | os.PathLike | None = None,
+    anchor: float = DEFAULT_ANCHOR,
 ) -> dict[str, list[SplitReport]]:
     """Train one scorer per config (default: every config the dataset has) on ``train``,
     evaluate on the other splits it has, save them.
+
+    With ``init`` (a LiteScorer folder or Hub ``ORG/NAME``), each config's scorer is
+    fine-tuned from that scorer's (:mod:`.finetune`: warm start, ``anchor`` the pull toward its
+    weights) instead, and the parent is evaluated on the same splits beside it. Every config
+    trained must be in ``init`` with this installation's feature versions (checked before any
+    work); one usable train clip is enough; ``options`` default to :data:`~.finetune.DEFAULT_EPOCHS`
+    epochs. The output holds only the configs trained.
 
     Scorers go to ``out_dir/<config>`` (default :func:`default_scorer_dir`); their ``info``
     records the training data (``dataset``, ``split``, ``labels_are_synthetic``,
@@ -269,8 +309,12 @@ def train_and_evaluate(
     clip id -> ``{"release", "identified"}``; ``distribution_fit``: how well the scorer's
     distributions over 1..5 match the annotators'
     (:func:`~speech_drame.distribution_fit.distribution_fit`); ``clips_without_audio`` and
-    ``without_audio``: the clips the dataset has no audio for, neither scored nor failed) and
-    ``not_evaluated``: split -> why (a split without any audio).
+    ``without_audio``: the clips the dataset has no audio for, neither scored nor failed),
+    ``not_evaluated``: split -> why (a split without any audio) and, for a fine-tuned scorer,
+    ``init``: its ``info["init"]`` (``parent``: ``id``, ``source``, ``path``, ``dataset``,
+    ``evaluation``, ``lineage``; ``anchor``, ``epochs``, ``dimensions`` updated/added/kept,
+    ``content_pass``, ``kept_drift``, ``parent_evaluation``: the parent's headline figures
+    here) and ``parent_splits``: the parent's entry of every evaluated split, as ``splits``.
 
     Before any work, a config whose ``train`` split has no audio at all stops the run
     (:class:`~speech_drame.data.reader.NoAudioError`, one line saying how to attach it).
@@ -282,33 +326,71 @@ def train_and_evaluate(
     dataset_dir = Path(dataset_dir)
     cache = resolve_cache(cache)  # one cache object: its counts cover the whole run
     out = Path(out_dir) if out_dir is not None else default_scorer_dir()
-    options = options or TrainingOptions()
+    options = options or TrainingOptions(**({"epochs": DEFAULT_EPOCHS} if init else {}))
+    configs = [check_config(c) for c in configs] if configs else dataset_configs(dataset_dir)
+    parents = {c: load_parent(init, c) for c in configs} if init is not None else {}
+    check_anchor(anchor)
+    for parent in parents.values():
+        _check_out_is_not_parent(out, parent)
+    unscored = _not_evaluated(dataset_dir, configs)
     (out / METRICS_FILE).unlink(missing_ok=True)  # stale until this run finishes
     results: dict[str, list[SplitReport]] = {}
     metrics: dict[str, Any] = {}
-    configs = [check_config(c) for c in configs] if configs else dataset_configs(dataset_dir)
-    unscored = _not_evaluated(dataset_dir, configs)
     for config in configs:
+        parent = parents.get(config)
+        splits = [s for s in SPLITS[config] if s != "train" and s not in unscored[config]]
         train = extract_split(dataset_dir, config, "train", cache, progress, batch_size)
-        scorer, training = _train_one(dataset_dir, config, options, train)
+        scorer, training = _train_one(dataset_dir, config, options, train, parent, anchor)
         del train  # the train blueprints are not needed for evaluation
-        evaluator = LiteScorer(scorer, cache=cache, batch_size=batch_size)
-        reports = [
-            evaluate_scorer(evaluator, dataset_dir, split, progress, options.label_policy)
-            for split in SPLITS[config]
-            if split != "train" and split not in unscored[config]
-        ]
+
+        run = (dataset_dir, splits, cache, batch_size, progress, scorer.options.label_policy)
+        reports = _evaluate(scorer, None, *run)
         scorer.info["evaluation"] = {r.split: r.alignment.headline() for r in reports}
+        parent_reports = _evaluate(parent.model, parent.folder, *run) if parent else []
+        if parent is not None:
+            scorer.info["init"]["parent_evaluation"] = {
+                r.split: r.alignment.headline() for r in parent_reports
+            }
         scorer.save(out / config)
         plots = _reliability_plots(out / config, config, reports)
         results[config] = reports
-        metrics[config] = config_metrics(out / config, training, options, reports)
+        metrics[config] = config_metrics(out / config, training, scorer.options, reports)
         metrics[config]["not_evaluated"] = unscored[config]
+        if parent is not None:
+            metrics[config]["init"] = scorer.info["init"]
+            metrics[config]["parent_splits"] = {r.split: _split_entry(r) for r in parent_reports}
         if on_config is not None:
-            on_config(ConfigRun(config, reports, training, unscored[config], plots, out / config))
+            on_config(ConfigRun(config, reports, training, unscored[config], plots, out / config,
+                                scorer.info.get("init"), parent_reports))  # fmt: skip
     document = {"format_version": METRICS_FORMAT, "dataset": str(dataset_dir), "configs": metrics}
     write_json(out / METRICS_FILE, document)
     return results
+
+
+def _check_out_is_not_parent(out: Path, parent: ParentScorer) -> None:
+    """Refuse an output folder that is the parent's, or holds it, or lies inside it: saving
+    would replace the scorer its lineage names."""
+    a, b = out.resolve(), Path(parent.folder).resolve()
+    if a == b or a in b.parents or b in a.parents:
+        raise UsageError(
+            f"--out {out} would replace the initial scorer {parent.folder}: write the "
+            "fine-tuned scorer to a folder of its own"
+        )
+
+
+def _evaluate(
+    model: LiteModel,
+    folder: Path | None,
+    dataset_dir: Path,
+    splits: Sequence[str],
+    cache: Any,
+    batch_size: int,
+    progress: bool,
+    label_policy: str,
+) -> list[SplitReport]:
+    """``model``'s reports on ``splits``, through the scorer contract."""
+    evaluator = LiteScorer(model, folder, cache=cache, batch_size=batch_size)
+    return [evaluate_scorer(evaluator, dataset_dir, s, progress, label_policy) for s in splits]
 
 
 def _not_evaluated(dataset_dir: Path, configs: Sequence[Config]) -> dict[Config, dict[str, str]]:
