@@ -11,7 +11,7 @@ import soundfile as sf
 from conftest import tone
 
 from speech_drame.campaign.forms import validate_answers
-from speech_drame.campaign.records import CampaignClip, StoredRating
+from speech_drame.campaign.records import AttachedScorer, CampaignClip, StoredRating, StoredScore
 from speech_drame.schema import dimensions
 
 
@@ -22,6 +22,9 @@ class StandIn:
     clip_list: list[CampaignClip]
     rating_list: list[StoredRating] = field(default_factory=list)
     gold_list: list[CampaignClip] = field(default_factory=list)
+    assign: str = "balanced"
+    scorer_list: list[AttachedScorer] = field(default_factory=list)
+    results: dict[str, dict[str, StoredScore]] = field(default_factory=dict)  # by scorer id
 
     def clips(self) -> list[CampaignClip]:
         return list(self.clip_list)
@@ -31,6 +34,12 @@ class StandIn:
 
     def ratings(self, kinds=("regular",)) -> list[StoredRating]:
         return sorted((r for r in self.rating_list if r.kind in kinds), key=lambda r: r.rating_id)
+
+    def attached_scorers(self) -> list[AttachedScorer]:
+        return list(self.scorer_list)
+
+    def scorer_results(self, scorer_id: str) -> dict[str, StoredScore]:
+        return dict(self.results.get(scorer_id, {}))
 
     def rate(self, rater: str, clip_id: str, answers: dict, kind: str = "regular") -> None:
         rid = len(self.rating_list) + 1

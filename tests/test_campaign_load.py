@@ -1,9 +1,9 @@
 """A campaign under load over loopback: ``speech-drame campaign serve`` as a subprocess, simulated
 raters as threads (tests/campaign_load.py, shared with benchmarks/bench_campaign.py). Every
 acknowledged rating is stored once with the answers first sent, invalid requests are refused
-with a 4xx, every clip ends with K distinct raters; and the same after a ``kill -9`` of the
-server mid-campaign and a restart on the same database, the rater who held a task getting it
-back."""
+with a 4xx, every clip ends with K distinct raters, under each assignment rule (two scorers
+attached); and the same after a ``kill -9`` of the server mid-campaign and a restart on the
+same database, the rater who held a task getting it back."""
 
 from __future__ import annotations
 
@@ -13,17 +13,40 @@ import time
 import httpx
 import pytest
 from campaign_load import Driver, ServerProcess, check_store, write_campaign
+from campaign_scorers import PlantedScorer, hashed_truth
+
+from speech_drame.campaign.assign import disagreement
+from speech_drame.campaign.attach import attach_scorer
+from speech_drame.campaign.export import release_ratings
+from speech_drame.campaign.store import open_campaign
 
 pytestmark = pytest.mark.slow
 
 
+def attach_two(target: str) -> None:
+    """Two scorers that disagree on every fifth clip, one unsure on every seventh."""
+    with open_campaign(target) as campaign:
+        ids = [c.id for c in campaign.clips()]
+        truth = hashed_truth(campaign.config, ids)
+        for name, kw in (("planted", {"failures": frozenset(ids[::5])}),
+                         ("unsure", {"wide": frozenset(ids[::7]), "seed": 1})):  # fmt: skip
+            attach_scorer(campaign, PlantedScorer(campaign.config, truth, name=name, **kw), name,
+                          name)  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("config", "clips", "options"),
-    [("archetype", 30, {}), ("realism", 15, {"repeat_every": 4})],
+    [
+        ("archetype", 30, {}),
+        ("realism", 15, {"repeat_every": 4, "assign": "disagreement"}),
+        ("archetype", 30, {"assign": "uncertain"}),
+    ],
 )
 def test_concurrent_raters(tmp_path, config, clips, options):
     target = str(tmp_path / "c.db")
     tokens, _ = write_campaign(target, tmp_path / "audio", config, clips, k=3, raters=8, **options)
+    if "assign" in options:
+        attach_two(target)
     with ServerProcess(target, tmp_path / "server.log") as server:
         assert httpx.get(f"{server.url}/api/r/not-a-token/task", timeout=10).status_code == 404
         driver = Driver(server.url, config, tokens, time.monotonic() + 240, double_share=0.2,
@@ -35,13 +58,15 @@ def test_concurrent_raters(tmp_path, config, clips, options):
     assert got["lost"] == 0 and got["duplicated"] == 0, got
     assert got["clips_short"] == 0 and got["max_raters_per_clip"] == 3, got
     assert got["unacknowledged"] == 0 and got["stored"] == got["acknowledged"], got
-    extra = clips * 3 // 4 if options else 0  # hidden repeats: every 4th task of each rater
+    extra = clips * 3 // 4 if "repeat_every" in options else 0  # hidden repeats: every 4th task
     assert clips * 3 <= got["stored"] <= clips * 3 + extra
 
 
 def test_kill_9_mid_campaign(tmp_path):
     target = str(tmp_path / "c.db")
-    tokens, _ = write_campaign(target, tmp_path / "audio", "archetype", 30, k=3, raters=7)
+    tokens, _ = write_campaign(target, tmp_path / "audio", "archetype", 30, k=3, raters=7,
+                               assign="disagreement")  # fmt: skip
+    attach_two(target)  # each rating updates its clip's priority in the same transaction
     mid = tokens.pop("rater06")  # holds one task across the crash
     log = tmp_path / "server.log"
     killed_at = threading.Event()
@@ -77,3 +102,11 @@ def test_kill_9_mid_campaign(tmp_path):
     assert got["lost"] == 0 and got["duplicated"] == 0, got
     assert got["clips_short"] == 0 and got["max_raters_per_clip"] == 3, got
     assert got["stored"] == 90 and got["unacknowledged"] == 0, got
+    with open_campaign(target) as campaign:  # every clip's priority saw each of its ratings
+        by_clip = release_ratings(campaign.ratings())
+        results = [campaign.scorer_results(s.scorer_id) for s in campaign.attached_scorers()]
+        stored = campaign.priorities()
+        for clip in campaign.clips():
+            want = disagreement("archetype", [r[clip.id].result for r in results],
+                                [r.answers for r in by_clip[clip.id]])  # fmt: skip
+            assert stored[clip.id] == pytest.approx(want, abs=1e-12), clip.id

@@ -18,8 +18,11 @@ from pathlib import Path
 
 import pytest
 import soundfile as sf
+from campaign_scorers import PlantedScorer, hashed_truth
 from conftest import OFFICIAL_SAMPLES, tone
 
+from speech_drame.campaign.assign import disagreement
+from speech_drame.campaign.attach import attach_scorer
 from speech_drame.campaign.intake import read_clips, read_gold
 from speech_drame.campaign.records import Answers, CampaignClip
 from speech_drame.campaign.store import (
@@ -31,6 +34,7 @@ from speech_drame.campaign.store import (
     raters_table,
     sa,
 )
+from speech_drame.scorers.base import ClipInput
 
 NewTarget = Callable[[str], str]
 QUESTION = "You are a lighthouse keeper. A storm is coming and a ship is lost. You say:"
@@ -324,6 +328,111 @@ def check_create_and_open_errors(new_target: NewTarget, wav: Path) -> None:
             again.current_task("nobody")
 
 
+def _scorer(campaign: Campaign, **kw) -> PlantedScorer:
+    ids = [c.id for c in campaign.clips()]
+    return PlantedScorer(campaign.config, hashed_truth(campaign.config, ids), **kw)
+
+
+def check_attached_scorers(new_target: NewTarget, wav: Path) -> None:
+    """Results stored per scorer id and clip, resumed, replaced on retry; names and ids are
+    refused when they would mix two scorers."""
+    target = new_target("scorers")
+    campaign, _ = create_campaign(target, "archetype", make_clips(wav, 5), [], 2)
+    first = _scorer(campaign, name="first")
+    first.truth.pop("clip03")  # an input failure
+    report = attach_scorer(campaign, first, "lite:first", chunk=2)
+    assert first.calls == [2, 2, 1] and report.scored_now == 5 and report.cached == 0
+    assert report.scored == 4 and report.failures == {"input": 1}
+    stored = campaign.scorer_results(first.id)
+    direct = first.score([ClipInput(c.id, c.audio_path, c.context) for c in campaign.clips()])
+    for result in direct:
+        want = {k: v for k, v in result.to_dict().items() if k != "id"}
+        assert stored[result.id].result == want and stored[result.id].ok == result.ok
+    assert (
+        stored["clip03"].error_kind == "input" and "no speech" in stored["clip03"].result["error"]
+    )
+    first.calls.clear()
+    again = attach_scorer(campaign, first, "lite:first")  # settled: nothing to score
+    assert again.scored_now == 0 and again.cached == 5 and first.calls == []
+    first.truth["clip03"] = {d: 3.0 for d in first.dimensions}
+    retried = attach_scorer(campaign, first, "lite:first", retry_failed=True)
+    assert retried.scored_now == 1 and retried.scored == 5 and not retried.failures
+    second = _scorer(campaign, name="second", seed=4)
+    with pytest.raises(CampaignError, match=r"attached as 'lite:first'.*give it another --name"):
+        attach_scorer(campaign, second, "lite:first")
+    with pytest.raises(CampaignError, match=r"attached as 'lite:first'.*use --name lite:first"):
+        attach_scorer(campaign, first, "lite:first", "renamed")
+    with pytest.raises(CampaignError, match="a realism scorer; the campaign rates archetype"):
+        attach_scorer(campaign, PlantedScorer("realism", {}), "lite:x")
+    attach_scorer(campaign, second, "lite:second")
+    campaign.close()
+    with open_campaign(target) as reopened:
+        assert [s.name for s in reopened.attached_scorers()] == ["lite:first", "lite:second"]
+        assert len(reopened.scorer_results(second.id)) == 5
+        assert reopened.scorer_results(first.id)["clip00"] == stored["clip00"]
+        assert reopened.priorities() == {}  # balanced keeps none
+
+
+def check_assignment_rules(new_target: NewTarget, wav: Path) -> None:
+    """uncertain and disagreement deal their priority first among the least-rated clips, keep
+    K distinct raters per clip, the repeat and gold cadence, and update on ratings."""
+    for rule in ("balanced", "uncertain", "disagreement"):
+        campaign, _ = create_campaign(new_target(rule), "archetype", make_clips(wav, 12),
+                                      make_gold(wav, 2), 2, 4, 5, 3, assign=rule)  # fmt: skip
+        assert campaign.assign == rule
+        attach_scorer(campaign, _scorer(campaign, wide=frozenset({"clip05"})), "lite:a")
+        attach_scorer(campaign, _scorer(campaign, failures=frozenset({"clip06"}), seed=1,
+                                        name="b"), "lite:b")  # fmt: skip
+        for name in ("r1", "r2", "r3"):
+            campaign.add_rater(name)
+        first = campaign.current_task("r1").clip.id
+        assert first == {"balanced": "clip00", "uncertain": "clip05",
+                         "disagreement": "clip06"}[rule]  # fmt: skip
+        if rule == "disagreement":
+            before = campaign.priorities()
+            task = campaign.current_task("r1")
+            campaign.submit("r1", task.task_id, "d-1", answers(1))
+            results = [
+                campaign.scorer_results(s.scorer_id)["clip06"].result
+                for s in campaign.attached_scorers()
+            ]
+            want = disagreement("archetype", results, [answers(1)])
+            assert campaign.priorities()["clip06"] == pytest.approx(want, abs=1e-12)
+            assert want != before["clip06"]
+        rate_all(campaign, ["r1", "r2", "r3"])
+        by_clip = raters_by_clip(campaign)
+        assert sorted(by_clip) == [c.id for c in campaign.clips()]
+        assert all(len(n) == 2 == len(set(n)) for n in by_clip.values()), by_clip
+        every = campaign.ratings(kinds=("regular", "repeat", "gold"))
+        for name in ("r1", "r2", "r3"):
+            mine = [r.kind for r in every if r.rater == name]  # by task number
+            assert mine[4] == "gold" and mine[9:10] in (["gold"], [])  # every 5th
+            assert mine[7] == "repeat" and "gold" not in mine[:4], mine
+        campaign.close()
+
+
+def check_version_1_upgrade(new_target: NewTarget, wav: Path) -> None:
+    """A campaign made before attached scorers opens, keeps its ratings and is dealt balanced."""
+    target = new_target("upgrade")
+    campaign, admin = create_campaign(target, "archetype", make_clips(wav, 3), [], 1)
+    campaign.add_rater("alice")
+    task = campaign.current_task("alice")
+    campaign.submit("alice", task.task_id, "s1", answers(4))
+    with campaign.engine.connect() as conn, conn.begin():  # back to what version 1 wrote
+        for table in ("clip_priority", "clip_scores", "scorers"):
+            conn.exec_driver_sql(f"DROP TABLE {table}")
+        conn.exec_driver_sql("ALTER TABLE meta DROP COLUMN assign")
+        conn.exec_driver_sql("UPDATE meta SET schema_version = 1")
+    campaign.close()
+    with open_campaign(target) as upgraded:
+        assert upgraded.assign == "balanced" and upgraded.check_admin(admin)
+        assert [r.answers for r in upgraded.ratings()] == [answers(4)]
+        attach_scorer(upgraded, _scorer(upgraded), "lite:a")
+        assert len(upgraded.scorer_results(upgraded.attached_scorers()[0].scorer_id)) == 3
+    with open_campaign(target) as again, again.engine.connect() as conn:
+        assert conn.execute(sa.select(meta_table.c.schema_version)).scalar_one() == 2
+
+
 CHECKS = [
     check_balance_and_distinct_raters,
     check_resume,
@@ -333,6 +442,9 @@ CHECKS = [
     check_lease_expiry,
     check_concurrent_raters,
     check_create_and_open_errors,
+    check_attached_scorers,
+    check_assignment_rules,
+    check_version_1_upgrade,
 ]
 
 

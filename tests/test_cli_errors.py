@@ -54,6 +54,7 @@ def bad_usage(tmp: str) -> dict[tuple[str, ...], list[str]]:
                                  "--raters-per-clip", "3", "--out", f"{tmp}/c.db"],
         ("campaign", "invite"): [f"{missing}.db", "--name", "a"],
         ("campaign", "admin"): [f"{missing}.db"],
+        ("campaign", "attach"): [f"{missing}.db", "--scorer", "lite"],  # before loading it
         ("campaign", "serve"): [f"{missing}.db"],
         ("campaign", "status"): [f"{missing}.db"],
         ("campaign", "export"): [f"{missing}.db", "--out", f"{tmp}/rel"],

@@ -5,7 +5,10 @@
 - :mod:`.store`: the campaign database (SQLite file or PostgreSQL): raters, task assignment,
   ratings;
 - :mod:`.forms`: the rating page's rubric and answer validation;
-- :mod:`.stats`: progress, agreement, human ceiling and rater consistency;
+- :mod:`.assign`: the assignment rules (which clip a rater gets next);
+- :mod:`.attach`: a scorer attached to the campaign, every clip scored once;
+- :mod:`.evaluator_agreement`: the attached scorers against the ratings, beside the ceiling;
+- :mod:`.stats`: progress, agreement, human ceiling, rater consistency and the scorers' part;
 - :mod:`.export`: the ratings as an EvalBench release;
 - :mod:`.server`: the rating web server.
 

@@ -84,10 +84,7 @@ def release_ratings(ratings: Iterable[StoredRating]) -> dict[str, list[StoredRat
 
 def score_value(rating: StoredRating, dim: str) -> int | str | None:
     """One annotator's release value of ``dim``: the score, ``"N/A"`` when gated, else null."""
-    a = rating.answers
-    if dim in a.gated:
-        return NOT_APPLICABLE
-    return a.scores.get(dim)
+    return rating.answers.release_value(dim)
 
 
 def annotation_lists(config: Config, ratings: list[StoredRating]) -> dict[str, list[Any]]:
@@ -123,6 +120,13 @@ def annotation_lists(config: Config, ratings: list[StoredRating]) -> dict[str, l
         **{k: [None] * len(ordered) for k in NOT_COLLECTED},
     }
     return {k: fields[k] for k in REALISM_ANNOTATION_ORDER}
+
+
+def dataset_annotations(config: Config, ratings: list[StoredRating]) -> dict[str, list[Any]]:
+    """:func:`annotation_lists` as the built dataset holds them, what the statistics read:
+    ``"N/A"`` is null there (and masked)."""
+    return {key: [None if v == NOT_APPLICABLE else v for v in values]
+            for key, values in annotation_lists(config, ratings).items()}  # fmt: skip
 
 
 def _file_name(clip: CampaignClip, used: set[str]) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..schema import Config
+from ..schema import NOT_APPLICABLE, Config
 
 TaskKind = Literal["regular", "repeat", "gold"]
 TASK_KINDS: tuple[TaskKind, ...] = ("regular", "repeat", "gold")
@@ -53,6 +53,10 @@ class Answers:
     confidence: int | None = None
     comments: dict[str, str] = field(default_factory=dict)
 
+    def release_value(self, dim: str) -> int | str | None:
+        """The release's value of ``dim``: the score, ``"N/A"`` when gated, else null."""
+        return NOT_APPLICABLE if dim in self.gated else self.scores.get(dim)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "config": self.config,
@@ -85,3 +89,35 @@ class StoredRating:
     kind: TaskKind
     answers: Answers
     submitted_at: float  # Unix seconds
+
+
+@dataclass(frozen=True)
+class AttachedScorer:
+    """A scorer attached to a campaign (``campaign attach``): its ``name`` there, its ``id``
+    (:attr:`speech_drame.scorers.base.Scorer.id`: the cache key of its results), the ``spec``
+    it was loaded from, its description, the 1..5 ``dimensions`` it scores and whether it gives
+    a Content Pass probability."""
+
+    name: str
+    scorer_id: str
+    spec: str
+    description: str
+    dimensions: tuple[str, ...]
+    content_pass: bool
+    attached_at: float  # Unix seconds
+
+
+@dataclass(frozen=True)
+class StoredScore:
+    """One clip's result of one scorer as stored: ``result`` is
+    :meth:`~speech_drame.scorers.base.ClipScores.to_dict` without the id (for a failure its
+    ``error`` and ``error_kind``); ``error_kind`` is ``None`` for a scored clip."""
+
+    clip_id: str
+    result: dict[str, Any]
+    error_kind: str | None
+    scored_at: float  # Unix seconds
+
+    @property
+    def ok(self) -> bool:
+        return self.error_kind is None

@@ -29,6 +29,7 @@ import html
 import io
 import json
 import logging
+import math
 import secrets
 import shutil
 import tarfile
@@ -91,8 +92,10 @@ def wav_bytes(path: str) -> bytes:
     return buf.getvalue()
 
 
-def make_app(campaign, *, bootstrap: int = 1000) -> Any:
-    """The Starlette app serving ``campaign`` (see the module docstring for the routes)."""
+def make_app(campaign, *, bootstrap: int = 1000, test_share: float | None = None) -> Any:
+    """The Starlette app serving ``campaign`` (see the module docstring for the routes); the
+    dashboard's figures are :func:`.stats.campaign_status` with ``bootstrap`` and
+    ``test_share``."""
     require("starlette", PURPOSE)
     from starlette.applications import Starlette
     from starlette.background import BackgroundTask
@@ -275,7 +278,7 @@ def make_app(campaign, *, bootstrap: int = 1000) -> Any:
     def _dashboard() -> str:
         from . import stats
 
-        report = stats.campaign_status(campaign, bootstrap=bootstrap)
+        report = stats.campaign_status(campaign, bootstrap=bootstrap, test_share=test_share)
         with tempfile.TemporaryDirectory(prefix="campaign-plots-") as work:
             rendered = {p.stem: p.read_bytes() for p in stats.write_plots(report, Path(work))}
         with plot_lock:
@@ -294,7 +297,7 @@ def make_app(campaign, *, bootstrap: int = 1000) -> Any:
         _need_admin(request)
         from . import stats
 
-        return _json(stats.campaign_status(campaign, bootstrap=bootstrap))
+        return _json(stats.campaign_status(campaign, bootstrap=bootstrap, test_share=test_share))
 
     def admin_plot(request: Request) -> Response:
         _need_admin(request)
@@ -460,10 +463,110 @@ def render_dashboard(
         .read_text(encoding="utf-8")
         .format(
             config=html.escape(report["config"]),
+            assign=html.escape(report["assign"]),
             progress=progress,
             dimensions=dims if report["dimensions"] else "<p>No clip rated yet.</p>",
             raters=raters if per_rater else "<p>No rater invited yet.</p>",
+            evaluators=evaluators_html(report),
             status=html.escape(status_text),
             plots=images,
         )
     )
+
+
+def _fit_text(fit: dict[str, Any] | None, dim: str, stat: str) -> str:
+    if not fit or f"{dim}_{stat}" not in fit:
+        return ""
+    return f"{fit[f'{dim}_{stat}']:.3f} ({fit[f'{dim}_{stat}_baseline']:.3f})"
+
+
+def _pearson_keys(table: dict[str, Any]) -> list[str]:
+    """The scored dimensions of an alignment table, in its order."""
+    return [k.removesuffix("_pearson") for k in table
+            if k.endswith("_pearson") and k != "avg_pearson"]  # fmt: skip
+
+
+def _correlations(table: dict[str, Any], dim: str) -> list[Any]:
+    from ..schema import RUBRIC_NAMES
+
+    nan2 = [math.nan, math.nan]
+    return [RUBRIC_NAMES.get(dim, dim), table[f"{dim}_pearson"],
+            table.get(f"{dim}_pearson_ci", nan2), table[f"{dim}_spearman"],
+            table.get(f"{dim}_spearman_ci", nan2)]  # fmt: skip
+
+
+def _scorer_rows(entry: dict[str, Any], human: dict[str, Any]) -> list[list[Any]]:
+    """Per dimension: the correlations, the human ceiling, the fit and the clips of each."""
+    table, fit, fit_clips = entry["table"], entry["fit"], entry["fit_clips"]
+    rows = []
+    for dim in _pearson_keys(table):
+        h = human.get(dim, {})
+        row = [*_correlations(table, dim), h.get("ceiling", math.nan),
+               h.get("ceiling_interval", [math.nan, math.nan])]  # fmt: skip
+        if fit is not None:
+            row += [_fit_text(fit, dim, "nll"), _fit_text(fit, dim, "jsd")]
+        clips = [table[f"{dim}_count"], h.get("samples_used", 0)]
+        clips += [fit_clips[dim]] if fit is not None else []
+        rows.append(row + [" / ".join(map(str, clips))])
+    return rows
+
+
+def evaluators_html(report: dict[str, Any]) -> str:
+    """The dashboard's attached scorers: per scorer its counts and, per dimension, Pearson and
+    Spearman with the mean rating and their intervals beside the human ceiling, the
+    distribution fit and the clips each rests on; per language when both occur."""
+    from ..languages import LANGUAGE_NAMES
+
+    scorers = report.get("scorers") or {}
+    share = report.get("scorers_test_share")
+    over = "" if share is None else (
+        f"<p class=note>Over the rated clips <code>campaign export --test-share {share:g}</code> "
+        "puts in test (those a scorer trained on its train split has not seen).</p>")  # fmt: skip
+    if not scorers:
+        return (
+            "<p>No scorer attached. <code>speech-drame campaign attach C.db --scorer SPEC</code> "
+            "scores every clip; its agreement with the ratings then shows here.</p>"
+        )
+    esc = html.escape
+    parts = []
+    for name, e in scorers.items():
+        failed = ", ".join(f"{k} {n}" for k, n in e["failures"].items())
+        parts.append(
+            f"<h3>{esc(name)} <small>[{esc(e['scorer_id'])}]</small></h3>"
+            f"<p class=note>{esc(e['description'])}. {e['scored']} of {e['clips']} clips scored "
+            f"(failed: {esc(failed)}; not yet scored: {e['not_scored']}); the figures rest on "
+            f"{e['compared']} rated clips with a score.</p>"
+        )
+        table = e["table"]
+        if table is None:
+            parts.append("<p>No rated clip with a score yet.</p>")
+            continue
+        head = ["dimension", "Pearson", "95% interval", "Spearman", "95% interval", "ceiling",
+                "95% interval"]  # fmt: skip
+        if e["fit"] is not None:
+            head += ["NLL (base)", "JSD (base)"]
+        head.append("clips")
+        parts.append(_table(head, _scorer_rows(e, report["dimensions"])))
+        if "content_pass_accuracy" in table:
+            parts.append(
+                _table(["Content Pass (raters' majority)", "accuracy", "95% interval", "clips"],
+                       [["pass probability >= 0.5", table["content_pass_accuracy"],
+                         table.get("content_pass_accuracy_ci", [math.nan] * 2),
+                         table["content_pass_count"]]])
+            )  # fmt: skip
+        if e["by_language"]:
+            names = ", ".join(f"{LANGUAGE_NAMES.get(k, k)} ({k}) {g['count']} clips"
+                              for k, g in e["by_language"].items())  # fmt: skip
+            parts.append(f"<details><summary>per language: {esc(names)}</summary>")
+        for language, group in e["by_language"].items():
+            if group["table"] is None:
+                parts.append(f"<p class=note>{esc(language)}: {esc(group['reason'])}</p>")
+                continue
+            parts.append(f"<h4>{esc(LANGUAGE_NAMES.get(language, language))} ({esc(language)}), "
+                         f"{group['count']} clips</h4>")  # fmt: skip
+            t = group["table"]
+            parts.append(_table(head[:5] + ["clips"], [[*_correlations(t, d), t[f"{d}_count"]]
+                                                       for d in _pearson_keys(t)]))  # fmt: skip
+        if e["by_language"]:
+            parts.append("</details>")
+    return over + "".join(parts)

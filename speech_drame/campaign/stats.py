@@ -21,7 +21,7 @@ import numpy as np
 
 from ..atomic_io import write_bytes
 from ..labels import apply_label_policy, describe_label_policy
-from ..schema import CONTENT_PASS, NOT_APPLICABLE, RUBRIC_NAMES, SCORE_RANGE, Config, dimensions
+from ..schema import CONTENT_PASS, RUBRIC_NAMES, SCORE_RANGE, Config, dimensions
 from ..stats import (
     AnnotatorRatings,
     agreement,
@@ -30,7 +30,8 @@ from ..stats import (
     percentile_interval,
     resample_counts,
 )
-from .export import annotation_lists, release_ratings, score_value
+from .evaluator_agreement import agreement_curve, evaluator_agreement
+from .export import dataset_annotations, release_ratings, score_value
 from .records import TASK_KINDS, CampaignClip, StoredRating
 
 CONFIDENCE_LEVEL = 0.95
@@ -157,13 +158,23 @@ def gold_passed(clip: CampaignClip, rating: StoredRating) -> bool:
 
 
 def campaign_status(
-    campaign: Any, bootstrap: int = 1000, seed: int = 0, label_policy: str = "paper"
+    campaign: Any,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    label_policy: str = "paper",
+    test_share: float | None = None,
 ) -> dict[str, Any]:
-    """The campaign's progress, per-dimension agreement and ceiling (with intervals) and
-    per-rater checks, as a JSON-able dict (undefined numbers are NaN).
+    """The campaign's progress, per-dimension agreement and ceiling (with intervals),
+    per-rater checks and the attached scorers' agreement with the ratings (``scorers``:
+    :func:`.evaluator_agreement.evaluator_agreement`, over the clips ``export --test-share
+    test_share`` deals to ``test`` when given; ``evaluator_curve``:
+    :func:`.evaluator_agreement.agreement_curve`, when a scorer is attached), as a JSON-able
+    dict (undefined numbers are NaN).
 
-    Uses ``campaign.config``, ``campaign.raters_per_clip``, ``campaign.clips()``,
-    ``campaign.gold_clips()`` and ``campaign.ratings(kinds=("regular", "repeat", "gold"))``.
+    Uses ``campaign.config``, ``campaign.assign``, ``campaign.raters_per_clip``,
+    ``campaign.clips()``, ``campaign.gold_clips()``,
+    ``campaign.ratings(kinds=("regular", "repeat", "gold"))``,
+    ``campaign.attached_scorers()`` and ``campaign.scorer_results()``.
     """
     config: Config = campaign.config
     k = campaign.raters_per_clip
@@ -182,6 +193,7 @@ def campaign_status(
             "level": CONFIDENCE_LEVEL,
             "method": "percentile, clips resampled",
         },  # fmt: skip
+        "assign": campaign.assign,
         "progress": {
             "clips": len(clips),
             "raters_per_clip": k,
@@ -194,18 +206,19 @@ def campaign_status(
         "dimensions": {},
         "raters": {},
     }
-    # the export's lists as the built dataset holds them: "N/A" is null (and masked there)
-    rows = [
-        {k: [None if v == NOT_APPLICABLE else v for v in values]
-         for k, values in annotation_lists(config, by_clip[c.id]).items()}
-        for c in clips
-        if c.id in by_clip
-    ]  # fmt: skip
+    rows = [dataset_annotations(config, by_clip[c.id]) for c in clips if c.id in by_clip]
     report["samples"] = len(rows)
     if rows:
         mats = annotator_matrices(rows, dimensions(config), label_policy=label_policy)
         for dim, m in mats.items():
             report["dimensions"][dim] = dimension_statistics(m, bootstrap, seed)
+    report["scorers_test_share"] = test_share
+    report["scorers"] = evaluator_agreement(
+        campaign, by_clip, bootstrap=bootstrap, seed=seed, label_policy=label_policy,
+        test_share=test_share,
+    )  # fmt: skip
+    if report["scorers"]:
+        report["evaluator_curve"] = agreement_curve(campaign, everything, label_policy, test_share)
 
     first = {(r.rater, r.clip_id): r for rs in by_clip.values() for r in rs}
     gold = {c.id: c for c in campaign.gold_clips()}
@@ -313,12 +326,96 @@ def format_status(report: dict[str, Any]) -> str:
             "repeats: hidden re-ratings of the rater's own clips; mean |diff| and exact share "
             "averaged over dimensions"
         )
+    lines += evaluator_lines(report)
     return "\n".join(lines)
+
+
+def _fit_cell(fit: dict[str, Any] | None, dim: str, stat: str, width: int) -> str:
+    if not fit or f"{dim}_{stat}" not in fit:
+        return f"{'':>{width}}"
+    text = f"{fit[f'{dim}_{stat}']:.2f} ({fit[f'{dim}_{stat}_baseline']:.2f})"
+    return f"{text:>{width}}"
+
+
+def evaluator_lines(report: dict[str, Any]) -> list[str]:
+    """The attached scorers' part of :func:`format_status`: per scorer its counts and, per
+    dimension, Pearson and Spearman with their intervals beside the human ceiling, the
+    distribution fit against its baseline and the clips each rests on; per language when both
+    occur."""
+    if not report.get("scorers"):
+        return []
+    level = f"{report['bootstrap']['level']:.0%}"
+    share = report.get("scorers_test_share")
+    over = "the clips rated so far" if share is None else (
+        f"the rated clips `export --test-share {share:g}` puts in test")  # fmt: skip
+    lines = ["", f"attached scorers: agreement with the mean rating of {over}"]
+    for name, e in report["scorers"].items():
+        failed = ", ".join(f"{k} {n}" for k, n in e["failures"].items())
+        lines += [
+            "",
+            f"{name} [{e['scorer_id']}]: {e['description']}",
+            f"  {e['scored']} of {e['clips']} clips scored (failed: {failed}; not yet scored: "
+            f"{e['not_scored']}); {e['compared']} rated clips compared"
+            + (f", {e['rated_not_compared']} rated clips without its score"
+               if e["rated_not_compared"] else ""),
+        ]  # fmt: skip
+        if e["table"] is None:
+            lines.append("  no rated clip with a score yet")
+            continue
+        lines += _scorer_table(e["table"], e["fit"], report["dimensions"], level)
+        for language, group in e["by_language"].items():
+            if group["table"] is None:
+                lines.append(f"  {language}: {group['reason']}")
+                continue
+            lines.append(f"  {language} ({group['count']} clips):")
+            lines += _scorer_table(group["table"], None, None, level, indent="    ")
+    lines.append(
+        "Pearson, Spearman: with the mean rating (label policy as above), percentile bootstrap "
+        "intervals over clips; ceiling: the human ceiling above; NLL, JSD: the distribution fit, "
+        "(baseline: the pooled rating distribution); clips: rated clips with a score"
+    )
+    return lines
+
+
+def _scorer_table(
+    table: dict[str, Any], fit: dict[str, Any] | None, human: dict[str, Any] | None, level: str,
+    indent: str = "  ",
+) -> list[str]:  # fmt: skip
+    """One scorer's rows; without ``human`` (a language's clips) no ceiling column."""
+    dims = [k.removesuffix("_pearson") for k in table if k.endswith("_pearson")
+            and k != "avg_pearson"]  # fmt: skip
+    head = (
+        f"{indent}{'dimension':36s}{'Pearson':>8}{level + ' interval':>15}{'Spearman':>9}"
+        f"{level + ' interval':>15}" + (f"{'ceiling':>8}" if human is not None else "")
+        + (f"{'NLL (base)':>13}{'JSD (base)':>13}" if fit else "") + f"{'clips':>6}"
+    )  # fmt: skip
+    lines = [head, indent + "-" * (len(head) - len(indent))]
+    nan2 = [math.nan, math.nan]
+    for dim in dims:
+        ceiling = "" if human is None else _num(human.get(dim, {}).get("ceiling", math.nan), 8)
+        lines.append(
+            f"{indent}{RUBRIC_NAMES.get(dim, dim):36s}{_num(table[f'{dim}_pearson'], 8)}"
+            f"{_interval(table.get(f'{dim}_pearson_ci', nan2), 15)}"
+            f"{_num(table[f'{dim}_spearman'], 9)}"
+            f"{_interval(table.get(f'{dim}_spearman_ci', nan2), 15)}{ceiling}"
+            + (_fit_cell(fit, dim, "nll", 13) + _fit_cell(fit, dim, "jsd", 13) if fit else "")
+            + f"{table[f'{dim}_count']:>6}"
+        )
+    if "content_pass_accuracy" in table:
+        lines.append(
+            f"{indent}{'Content Pass accuracy':36s}{_num(table['content_pass_accuracy'], 8)}"
+            f"{_interval(table.get('content_pass_accuracy_ci', nan2), 15)}"
+            f"{'':>{24 + (8 if human is not None else 0) + (26 if fit else 0)}}"
+            f"{table['content_pass_count']:>6}"
+        )
+    return lines
 
 
 def write_plots(report: dict[str, Any], out_dir: str | os.PathLike) -> list[Path]:
     """``progress.png``, ``agreement.png`` (agreement and ceiling per dimension with their
-    intervals) and ``raters.png`` (repeat consistency and gold checks per rater) in ``out_dir``."""
+    intervals), ``raters.png`` (repeat consistency and gold checks per rater) and, with
+    attached scorers, ``evaluators.png`` (their Pearson against the human ceiling as ratings
+    accumulate) in ``out_dir``."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -370,7 +467,72 @@ def write_plots(report: dict[str, Any], out_dir: str | os.PathLike) -> list[Path
 
     fig = _raters_figure(report, names, plt) if names else _message(plt, "no ratings yet")
     written.append(_save(fig, out / "raters.png", plt))
+    if report.get("evaluator_curve", {}).get("ratings"):
+        written.append(_save(_curve_figure(report, plt), out / "evaluators.png", plt))
     return written
+
+
+def _curve_figure(report: dict[str, Any], plt: Any) -> Any:
+    """Per dimension, each attached scorer's Pearson and the human ceiling against the ratings
+    so far (:func:`.evaluator_agreement.agreement_curve`), with the latest figures' intervals."""
+    from matplotlib.ticker import MaxNLocator
+
+    curve = report["evaluator_curve"]
+    dims = [d for d in curve["ceiling"] if any(d in v for v in curve["scorers"].values())]
+    cols = 2 if len(dims) == 4 else min(len(dims), 3)
+    rows = math.ceil(len(dims) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.2 * rows + 1.0), squeeze=False,
+                             sharex=True, layout="constrained")  # fmt: skip
+    x = np.array(curve["ratings"], float)
+    step = 0.015 * max(x[-1] - x[0], 1.0)  # the latest intervals side by side, not overlaid
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for k, ax in enumerate(axes.flat):
+        if k >= len(dims):
+            ax.set_axis_off()
+            continue
+        dim = dims[k]
+        human = report["dimensions"].get(dim, {})
+        ax.plot(x, curve["ceiling"][dim], color="black", ls="--", lw=1.5, marker=".",
+                label="human ceiling")  # fmt: skip
+        _last_interval(ax, x[-1], human.get("ceiling"), human.get("ceiling_interval"), "black")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        for j, (name, values) in enumerate(curve["scorers"].items()):
+            if dim in values:
+                color = colors[j % len(colors)]
+                ax.plot(x, values[dim], color=color, marker="o", ms=3, label=plain_label(name))
+                table = report["scorers"][name]["table"] or {}
+                _last_interval(ax, x[-1] + (j + 1) * step, table.get(f"{dim}_pearson"),
+                               table.get(f"{dim}_pearson_ci"), color)  # fmt: skip
+        ax.axhline(0, color="lightgray", lw=0.8)
+        ax.set_ylim(max(-1.05, min(-0.25, ax.get_ylim()[0])), 1.05)
+        ax.grid(alpha=0.3)
+        ax.set_title(RUBRIC_NAMES.get(dim, dim), fontsize=10)
+        if k % cols == 0:
+            ax.set_ylabel("Pearson r")
+        if k >= len(dims) - cols:
+            ax.set_xlabel("regular ratings so far")
+            ax.tick_params(labelbottom=True)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 4),
+               fontsize="small")  # fmt: skip
+    fig.suptitle(
+        "Attached scorers (Pearson with the mean rating) against the human ceiling as ratings "
+        f"accumulate\n(bars: {report['bootstrap']['level']:.0%} bootstrap interval of the latest "
+        "figure)", fontsize=10,
+    )  # fmt: skip
+    return fig
+
+
+def _last_interval(ax: Any, x: float, value: Any, interval: Any, color: str) -> None:
+    """An interval bar at the curve's last point, when both are defined."""
+    if (
+        value is None
+        or interval is None
+        or not all(v is not None and math.isfinite(v) for v in (value, *interval))
+    ):
+        return
+    lo, hi = interval
+    ax.errorbar([x], [value], yerr=[[value - lo], [hi - value]], color=color, capsize=4, lw=1.2)
 
 
 def _agreement_figure(report: dict[str, Any], plt: Any) -> Any:

@@ -14,7 +14,13 @@ not had (gold first when both are due; either falls back to a regular task when 
 the choices are seeded by the campaign seed, rater and task number). A rater is done when no
 regular clip is left for them. A claim older than the lease stops counting for its clip; if the
 clip then fills up with other raters, the stale task is withdrawn (its holder gets the next
-task; submitting it is refused).
+task; submitting it is refused). The campaign's rule (``assign``, :mod:`.assign`) orders the
+clips of equal load by their stored priority (``balanced``: by position only).
+
+**Attached scorers.** ``scorers`` names each attached scorer and its id; ``clip_scores`` holds
+one result per (scorer id, clip), a failure with its kind; ``clip_priority`` a clip's priority,
+updated in the transaction that stores its scores or, under ``disagreement``, one of its
+ratings. A version-1 campaign (before these) is upgraded when opened (:func:`_upgrade`).
 
 **Durability.** Every write is one transaction, committed before the method returns. SQLite
 runs in WAL mode with ``synchronous=FULL`` and a busy timeout; its write transactions begin with
@@ -46,11 +52,20 @@ from typing import Any, Literal
 from ..errors import InputError
 from ..extras import require
 from ..schema import Config, check_config
-from .records import TASK_KINDS, Answers, CampaignClip, StoredRating, TaskKind
+from .assign import DEFAULT_RULE, check_rule, priority
+from .records import (
+    TASK_KINDS,
+    Answers,
+    AttachedScorer,
+    CampaignClip,
+    StoredRating,
+    StoredScore,
+    TaskKind,
+)
 
 sa = require("sqlalchemy", "a rating campaign")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: attached scorers, their scores, the assignment rule and priorities
 LEASE_SECONDS = 3600.0  # a claim older than this no longer holds its clip for the rater
 RECENT_EXCLUDED = 3  # a repeat is never one of the rater's last three rated clips
 BUSY_TIMEOUT_MS = 30_000
@@ -70,6 +85,7 @@ meta_table = sa.Table(
     sa.Column("created", sa.Double, nullable=False),
     sa.Column("admin_token_sha256", sa.String(64), nullable=False),
     sa.Column("schema_version", sa.Integer, nullable=False),
+    sa.Column("assign", sa.String(16), nullable=False, server_default=DEFAULT_RULE),
 )
 clips_table = sa.Table(
     "clips",
@@ -110,6 +126,36 @@ ratings_table = sa.Table(
     sa.Column("answers", sa.JSON, nullable=False),
     sa.Column("submitted_at", sa.Double, nullable=False),
 )
+scorers_table = sa.Table(
+    "scorers",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("name", sa.Text, nullable=False, unique=True),
+    sa.Column("scorer_id", sa.Text, nullable=False, unique=True),
+    sa.Column("spec", sa.Text, nullable=False),
+    sa.Column("description", sa.Text, nullable=False),
+    sa.Column("dimensions", sa.JSON, nullable=False),
+    sa.Column("content_pass", sa.Boolean, nullable=False),
+    sa.Column("attached_at", sa.Double, nullable=False),
+)
+clip_scores_table = sa.Table(
+    "clip_scores",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("scorer_id", sa.Text, nullable=False),
+    sa.Column("clip_pk", sa.ForeignKey("clips.id"), nullable=False),
+    sa.Column("result", sa.JSON, nullable=False),  # ClipScores.to_dict() without the id
+    sa.Column("error_kind", sa.String(8), nullable=True),  # null: scored
+    sa.Column("scored_at", sa.Double, nullable=False),
+    sa.UniqueConstraint("scorer_id", "clip_pk"),
+)
+clip_priority_table = sa.Table(
+    "clip_priority",
+    metadata,
+    sa.Column("clip_pk", sa.ForeignKey("clips.id"), primary_key=True, autoincrement=False),
+    sa.Column("priority", sa.Double, nullable=False),
+)
+ADDED_IN_2 = (scorers_table, clip_scores_table, clip_priority_table)
 
 
 class CampaignError(InputError):
@@ -232,10 +278,12 @@ class Campaign:
         self.repeat_every: int = meta.repeat_every
         self.gold_every: int = meta.gold_every
         self.seed: int = meta.seed
+        self.assign: str = meta.assign
         self.created: float = meta.created
         self._by_pk = {row.id: _clip(row) for row in rows}
         self._regular = [self._by_pk[r.id] for r in rows if not r.is_gold]
         self._gold = [self._by_pk[r.id] for r in rows if r.is_gold]
+        self._pk = {row.clip_id: row.id for row in rows}
         sqlite = engine.dialect.name == "sqlite"
         self._writer = threading.Lock() if sqlite else contextlib.nullcontext()
 
@@ -441,15 +489,22 @@ class Campaign:
         had = sa.select(tasks_table.c.clip_pk).where(
             tasks_table.c.rater_id == rater_id, tasks_table.c.kind == "regular"
         )
+        joined = clips_table.outerjoin(load, load.c.clip_pk == clips_table.c.id)
+        order = [n]
+        if self.assign != "balanced":  # among equals, the highest priority first
+            joined = joined.outerjoin(
+                clip_priority_table, clip_priority_table.c.clip_pk == clips_table.c.id
+            )
+            order.append(sa.func.coalesce(clip_priority_table.c.priority, 0.0).desc())
         return conn.execute(
             sa.select(clips_table.c.id)
-            .select_from(clips_table.outerjoin(load, load.c.clip_pk == clips_table.c.id))
+            .select_from(joined)
             .where(
                 sa.not_(clips_table.c.is_gold),
                 n < self.raters_per_clip,
                 clips_table.c.id.not_in(had),
             )
-            .order_by(n, clips_table.c.position)
+            .order_by(*order, clips_table.c.position)
             .limit(1)
         ).scalar()
 
@@ -554,6 +609,8 @@ class Campaign:
                     submitted_at=now,
                 )
             )
+            if self.assign == "disagreement" and task.kind == "regular":
+                self._update_priorities(conn, [task.clip_pk])
         return "recorded"
 
     def audio_path_for(self, rater: RaterRow | str, task_id: int) -> str:
@@ -625,6 +682,145 @@ class Campaign:
             "raters": raters,
         }
 
+    # --- attached scorers ----------------------------------------------------------------
+    def attach(self, scorer: AttachedScorer) -> AttachedScorer:
+        """Register ``scorer`` under its name; returns it, or the entry already registered
+        for the same name and scorer id (an attach that resumes).
+
+        Raises:
+            CampaignError: the name belongs to another scorer id, or the scorer id is attached
+                under another name.
+        """
+        with self._write() as conn:
+            for column, value in (("name", scorer.name), ("scorer_id", scorer.scorer_id)):
+                row = conn.execute(
+                    sa.select(scorers_table).where(scorers_table.c[column] == value)
+                ).first()
+                if row is None:
+                    continue
+                if row.name == scorer.name and row.scorer_id == scorer.scorer_id:
+                    return _attached(row)
+                raise CampaignError(
+                    f"{self.where}: scorer {row.scorer_id} ({row.spec}) is attached as "
+                    f"{row.name!r}; this is scorer {scorer.scorer_id} ({scorer.spec}) as "
+                    f"{scorer.name!r}: "
+                    + ("give it another --name" if column == "name" else f"use --name {row.name}")
+                )
+            conn.execute(
+                scorers_table.insert().values(
+                    name=scorer.name, scorer_id=scorer.scorer_id, spec=scorer.spec,
+                    description=scorer.description, dimensions=list(scorer.dimensions),
+                    content_pass=scorer.content_pass, attached_at=scorer.attached_at,
+                )
+            )  # fmt: skip
+        return scorer
+
+    def attached_scorers(self) -> list[AttachedScorer]:
+        """The attached scorers, in order of attachment."""
+        with self._read() as conn:
+            rows = conn.execute(sa.select(scorers_table).order_by(scorers_table.c.id)).all()
+        return [_attached(r) for r in rows]
+
+    def scorer_results(self, scorer_id: str) -> dict[str, StoredScore]:
+        """Clip id -> the stored result of ``scorer_id`` (regular clips it was run on)."""
+        with self._read() as conn:
+            rows = conn.execute(
+                sa.select(clip_scores_table).where(clip_scores_table.c.scorer_id == scorer_id)
+            ).all()
+        out = {}
+        for r in rows:
+            clip_id = self._by_pk[r.clip_pk].id
+            out[clip_id] = StoredScore(clip_id, dict(r.result), r.error_kind, r.scored_at)
+        return out
+
+    def store_results(
+        self, scorer_id: str, results: Sequence[tuple[str, dict[str, Any], str | None]]
+    ) -> None:
+        """Store ``(clip id, result, error kind or None)`` of ``scorer_id`` in one transaction,
+        replacing the clips' earlier results of it, and update their priorities (a rule other
+        than ``balanced``)."""
+        now = self.clock()
+        unknown = [c for c, _, _ in results if c not in self._pk or self._by_pk[self._pk[c]].gold]
+        if unknown:
+            raise CampaignError(f"{self.where}: no clip {unknown[0]!r} in the campaign proper")
+        pks = [self._pk[c] for c, _, _ in results]
+        with self._write() as conn:
+            table = clip_scores_table
+            conn.execute(
+                table.delete().where(table.c.scorer_id == scorer_id, table.c.clip_pk.in_(pks))
+            )
+            if results:
+                conn.execute(
+                    table.insert(),
+                    [{"scorer_id": scorer_id, "clip_pk": pk, "result": result,
+                      "error_kind": kind, "scored_at": now}
+                     for pk, (_, result, kind) in zip(pks, results, strict=True)],
+                )  # fmt: skip
+            self._update_priorities(conn, pks)
+
+    def _update_priorities(self, conn: Any, pks: Sequence[int]) -> None:
+        """Recompute the priority of the clips ``pks`` under the campaign's rule
+        (:func:`.assign.priority`) from every attached scorer's results and their ratings."""
+        if self.assign == "balanced" or not pks:
+            return
+        attached = sa.select(scorers_table.c.scorer_id)
+        scored = conn.execute(
+            sa.select(clip_scores_table.c.clip_pk, clip_scores_table.c.result).where(
+                clip_scores_table.c.clip_pk.in_(pks),
+                clip_scores_table.c.scorer_id.in_(attached),
+                clip_scores_table.c.error_kind.is_(None),
+            )
+        ).all()
+        results: dict[int, list[dict[str, Any]]] = {pk: [] for pk in pks}
+        for pk, result in scored:
+            results[pk].append(result)
+        ratings: dict[int, list[Answers]] = {pk: [] for pk in pks}
+        if self.assign == "disagreement":  # a rater has one regular task per clip at most
+            rows = conn.execute(
+                sa.select(tasks_table.c.clip_pk, ratings_table.c.answers)
+                .select_from(ratings_table.join(tasks_table))
+                .where(tasks_table.c.clip_pk.in_(pks), tasks_table.c.kind == "regular")
+            ).all()
+            for pk, answers in rows:
+                ratings[pk].append(Answers.from_json(answers))
+        table = clip_priority_table
+        conn.execute(table.delete().where(table.c.clip_pk.in_(pks)))
+        conn.execute(
+            table.insert(),
+            [{"clip_pk": pk, "priority": priority(self.assign, self.config, results[pk],
+                                                  ratings[pk])} for pk in results],
+        )  # fmt: skip
+
+    def priorities(self) -> dict[str, float]:
+        """Clip id -> its stored priority (clips without one have 0; none under ``balanced``)."""
+        with self._read() as conn:
+            rows = conn.execute(sa.select(clip_priority_table)).all()
+        return {self._by_pk[r.clip_pk].id: r.priority for r in rows}
+
+
+def _attached(row: Any) -> AttachedScorer:
+    return AttachedScorer(row.name, row.scorer_id, row.spec, row.description,
+                          tuple(row.dimensions), row.content_pass, row.attached_at)  # fmt: skip
+
+
+def _upgrade(engine: Any) -> None:
+    """Bring a version-1 campaign (before attached scorers) to this version, in one
+    transaction: the dealing rule it had (``balanced``) is recorded and the new tables are
+    created. Any other version is left as it is (:class:`Campaign` refuses it)."""
+    with engine.connect() as conn:
+        conn.execution_options(campaign_write=True)
+        with conn.begin():
+            version = conn.execute(
+                sa.select(meta_table.c.schema_version).with_for_update()
+            ).scalar_one()
+            if version != 1:
+                return
+            conn.exec_driver_sql(
+                f"ALTER TABLE meta ADD COLUMN assign VARCHAR(16) DEFAULT '{DEFAULT_RULE}' NOT NULL"
+            )
+            metadata.create_all(conn, tables=ADDED_IN_2)
+            conn.execute(meta_table.update().values(schema_version=SCHEMA_VERSION))
+
 
 def _has_campaign(engine: Any) -> bool:
     return sa.inspect(engine).has_table("meta")
@@ -645,6 +841,7 @@ def open_campaign(
     try:
         if not _has_campaign(engine):
             raise CampaignError(f"{where}: no campaign there (no 'meta' table)")
+        _upgrade(engine)
         return Campaign(engine, where, lease_seconds=lease_seconds, clock=clock)
     except sa.exc.DBAPIError as exc:
         engine.dispose()
@@ -685,13 +882,18 @@ def create_campaign(
     gold_every: int = 0,
     seed: int = 0,
     *,
+    assign: str = DEFAULT_RULE,
     lease_seconds: float = LEASE_SECONDS,
     clock: Callable[[], float] = time.time,
 ) -> tuple[Campaign, str]:
     """Create a campaign at ``target`` (a new SQLite file, or a PostgreSQL database without
-    one) from ``clips`` (positions: their order) and ``gold`` clips; returns it and the admin
-    token (shown once)."""
+    one) from ``clips`` (positions: their order) and ``gold`` clips, dealt by the rule
+    ``assign`` (:mod:`.assign`); returns it and the admin token (shown once)."""
     config = check_config(config)
+    try:
+        check_rule(assign)
+    except ValueError as exc:
+        raise CampaignError(str(exc)) from None
     _check_count("raters per clip", raters_per_clip, 1)
     _check_count("repeat_every", repeat_every, 0)
     _check_count("gold_every", gold_every, 0)
@@ -729,6 +931,7 @@ def create_campaign(
                         created=clock(),
                         admin_token_sha256=digest,
                         schema_version=SCHEMA_VERSION,
+                        assign=assign,
                     )
                 )
                 rows = [

@@ -1,10 +1,12 @@
-"""`speech-drame campaign`: run a human rating campaign (create, invite, admin, serve, status, export).
+"""`speech-drame campaign`: run a human rating campaign (create, invite, admin, attach, serve, status, export).
 
 ``create`` stores the clips and the assignment settings in a campaign database (a SQLite file or
 a SQLAlchemy URL) and prints the admin token; ``invite`` adds a rater and prints their personal
-link; ``admin`` replaces the admin token; ``serve`` runs the rating pages and the dashboard;
-``status`` prints progress, agreement, human ceiling and rater checks; ``export`` writes the
-ratings as an EvalBench release that ``speech-drame build`` reads.
+link; ``admin`` replaces the admin token; ``attach`` scores every clip with a scorer, whose
+agreement with the ratings the status then shows; ``serve`` runs the rating pages and the
+dashboard; ``status`` prints progress, agreement, human ceiling, rater checks and the attached
+scorers' agreement; ``export`` writes the ratings as an EvalBench release that
+``speech-drame build`` reads.
 """
 
 from __future__ import annotations
@@ -14,7 +16,12 @@ import json
 import sys
 from pathlib import Path
 
-from .options import add_config_option
+from .options import (
+    add_config_option,
+    add_label_policy_option,
+    add_scorer_options,
+    scorer_from_args,
+)
 
 _LISTED = 5  # clips left out that the terminal names (the count covers them all)
 INVITE_BASE = "http://127.0.0.1:8000"  # `campaign serve` with its default --host and --port
@@ -53,11 +60,14 @@ def run_create(args: argparse.Namespace) -> int:
     gold = read_gold(args.gold, args.config) if args.gold else []
     _, token = create_campaign(
         args.out, args.config, clips, gold, args.raters_per_clip, args.repeat_every,
-        args.gold_every if gold else 0, args.seed,
+        args.gold_every if gold else 0, args.seed, assign=args.assign,
     )  # fmt: skip
     print(f"created {args.out}: {args.config}, {len(clips)} clips, {len(gold)} gold clips, "
-          f"{args.raters_per_clip} raters per clip; {len(missing)} clip(s) without audio left "
-          "out")  # fmt: skip
+          f"{args.raters_per_clip} raters per clip, dealt {args.assign}; {len(missing)} clip(s) "
+          "without audio left out")  # fmt: skip
+    if args.assign != "balanced":
+        print(f"attach scorers before the raters start (campaign attach {args.out} --scorer "
+              f"SPEC): until one is attached, {args.assign} deals as balanced does")  # fmt: skip
     print(f"admin token (shown once; `campaign admin` makes a new one): {token}")
     return 0
 
@@ -75,6 +85,34 @@ def run_admin(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_attach(args: argparse.Namespace) -> int:
+    from ..campaign.attach import attach_scorer
+
+    campaign = _open(args.campaign)
+    scorer = scorer_from_args(args, campaign.config, on_retry=lambda m: print(m, file=sys.stderr))
+    report = attach_scorer(
+        campaign, scorer, args.scorer, args.name, chunk=args.chunk,
+        retry_failed=args.retry_failed, progress=not args.quiet,
+    )  # fmt: skip
+    entry = report.scorer
+    failed_now = ", ".join(f"{k} {n}" for k, n in sorted(report.failed_now.items())) or "none"
+    print(f"{entry.name} [{entry.scorer_id}]: {entry.description}")
+    print(f"{report.clips} clips: {report.scored_now} scored now (failed: {failed_now}), "
+          f"{report.cached} already stored for this scorer id")  # fmt: skip
+    failures = sum(report.failures.values())
+    print(f"stored: {report.scored} scored, {failures} failed"
+          + (" (" + ", ".join(f"{k} {n}" for k, n in sorted(report.failures.items())) + ")"
+             if failures else ""))  # fmt: skip
+    if report.failures.get("model"):
+        print("model failures are scored again by the next `campaign attach` of this scorer",
+              file=sys.stderr)  # fmt: skip
+    if report.failures.get("input"):
+        print("input failures (unreadable audio, no speech, missing context) are kept; "
+              "--retry-failed scores them again", file=sys.stderr)  # fmt: skip
+    print(f"its agreement with the ratings: speech-drame campaign status {args.campaign}")
+    return 1 if failures else 0
+
+
 def run_serve(args: argparse.Namespace) -> int:
     if not 1 <= args.port <= 65535:
         raise ValueError(f"--port must be 1-65535, got {args.port}")
@@ -84,7 +122,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from ..campaign.server import make_app
     from ..campaign.serving import serve
 
-    app = make_app(_open(args.campaign), bootstrap=args.bootstrap)
+    app = make_app(_open(args.campaign), bootstrap=args.bootstrap, test_share=args.test_share)
     here = f"http://{args.host}:{args.port}{root}"
     print(f"serving {args.campaign} on {here}/ (raters: their `campaign invite` links; "
           f"dashboard: {root}/admin?token=ADMIN_TOKEN)", flush=True)  # fmt: skip
@@ -100,7 +138,8 @@ def run_status(args: argparse.Namespace) -> int:
     from ..atomic_io import strict_json
     from ..campaign.stats import campaign_status, format_status, write_plots
 
-    report = campaign_status(_open(args.campaign), bootstrap=args.bootstrap, seed=args.seed)
+    report = campaign_status(_open(args.campaign), bootstrap=args.bootstrap, seed=args.seed,
+                             label_policy=args.label_policy, test_share=args.test_share)  # fmt: skip
     if args.json:
         print(json.dumps(strict_json(report), indent=2))
     else:
@@ -129,7 +168,21 @@ def run_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_test_share_option(parser, where: str = "") -> None:
+    """``--test-share F`` of ``status`` and ``serve``: the scorers' figures over the export's
+    test clips."""
+    parser.add_argument(
+        "--test-share",
+        type=float,
+        metavar="F",
+        help=f"{where}the attached scorers' figures over the clips `campaign export --test-share "
+        "F` puts in test only (those a scorer trained on the export's train split has not seen)",
+    )
+
+
 def register(subparsers) -> None:
+    from ..campaign.assign import ASSIGN_RULES, DEFAULT_RULE
+
     parser = subparsers.add_parser("campaign", help=__doc__.split("\n")[0].split(": ", 1)[1])
     sub = parser.add_subparsers(dest="campaign_command", required=True, metavar="ACTION")
     target = "campaign database: a SQLite file or a SQLAlchemy URL (postgresql+psycopg://...)"
@@ -177,6 +230,14 @@ def register(subparsers) -> None:
         help="with --gold: every M-th task is a gold clip",
     )
     create.add_argument("--seed", type=int, default=0, help="seed of the repeat draws")
+    create.add_argument(
+        "--assign",
+        choices=tuple(ASSIGN_RULES),
+        default=DEFAULT_RULE,
+        help="which clip a rater gets next, among the least-rated ones (every rule keeps K "
+        "raters per clip, the repeats and gold checks, and never shows a score): "
+        + "; ".join(f"{k}: {v}" for k, v in ASSIGN_RULES.items()),
+    )
     create.add_argument("--out", required=True, metavar="C.db", help=f"the new {target}")
     create.set_defaults(func=run_create)
 
@@ -195,6 +256,32 @@ def register(subparsers) -> None:
     admin.add_argument("campaign", metavar="C.db", help=target)
     admin.set_defaults(func=run_admin)
 
+    attach = sub.add_parser(
+        "attach",
+        help="score every clip with a scorer (resumable; kept by scorer id) to compare it with "
+        "the ratings",
+    )
+    attach.add_argument("campaign", metavar="C.db", help=target)
+    attach.add_argument(
+        "--name",
+        help="its name in the campaign (default: the spec's kind and last path part, e.g. "
+        "drame-eval:evaluator)",
+    )
+    add_scorer_options(attach)
+    attach.add_argument(
+        "--chunk",
+        type=int,
+        metavar="N",
+        help="clips per scorer call, committed together (default: the scorer's batch size)",
+    )
+    attach.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="score input failures again too (model failures always are)",
+    )
+    attach.add_argument("--quiet", action="store_true", help="no progress bar")
+    attach.set_defaults(func=run_attach)
+
     serve = sub.add_parser("serve", help="serve the rating pages and the dashboard")
     serve.add_argument("campaign", metavar="C.db", help=target)
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
@@ -208,6 +295,7 @@ def register(subparsers) -> None:
     serve.add_argument(
         "--bootstrap", type=int, default=1000, help="dashboard: bootstrap resamples of intervals"
     )
+    add_test_share_option(serve, "dashboard: ")
     serve.set_defaults(func=run_serve)
 
     status = sub.add_parser("status", help="progress, agreement, ceiling and rater checks")
@@ -216,6 +304,8 @@ def register(subparsers) -> None:
     status.add_argument("--plots", metavar="DIR", help="also write the PNG plots here")
     status.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples")
     status.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    add_label_policy_option(status, "in the statistics")
+    add_test_share_option(status)
     status.set_defaults(func=run_status)
 
     export = sub.add_parser("export", help="write the ratings as an EvalBench release")
