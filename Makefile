@@ -26,7 +26,7 @@ export NUMBA_CACHE_DIR := $(CURDIR)/.cache/numba
 export SPEECH_DRAME_MODELS := $(CURDIR)/.cache/models
 export GRADIO_ANALYTICS_ENABLED := False
 
-.PHONY: setup setup-test apt apt-test demo demo-data demo-scorer demo-rolebench test lint format clean
+.PHONY: setup setup-test setup-peers apt apt-test demo demo-data demo-scorer demo-rolebench test lint format clean
 
 setup: $(INSTALLED) apt
 setup-test: $(TEST_INSTALLED) apt-test
@@ -47,6 +47,12 @@ $(TEST_INSTALLED): $(INSTALLED) requirements-test.txt constraints.txt
 	# its declared dependencies are stale (typing backport, webrtcvad), hence --no-deps
 	$(PY) -m pip install -q --no-deps resemblyzer==0.1.4
 	touch $@
+
+# the offline MOS predictors `benchmarks/bench_score.py --peers` times (not needed by the tests); --no-deps:
+# they declare torchaudio and numpy<2.0, which this venv cannot take, and run without them
+PEERS := distillmos==0.9.1 xls-r-sqa==0.1.0 voicequal==0.4.0
+setup-peers: $(INSTALLED)
+	$(PY) -m pip install -q --no-deps $(PEERS)
 
 # the Debian packages $(1) that are missing, installed with apt-get
 apt_install = missing=$$(for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \

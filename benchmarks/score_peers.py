@@ -23,7 +23,7 @@ then runs the way its package runs it:
   voicequal 0.4.0 (a numpy MLP distilled from DNSMOS). Both declare requirements this venv
   cannot take (torchaudio; numpy<2.0): install them with ``--no-deps``.
 
-A peer that is not installed prints ``not installed (pip install ...)``; one that fails to load
+A peer that is not installed prints ``not installed (HOW TO INSTALL IT)``; one that fails to load
 prints its error; a clip that fails is counted in the ``failed`` column with the first error.
 
 Tried and not in the table (checked 2026-12, Python 3.11, torch 2.13.0+cpu, network closed):
@@ -347,13 +347,13 @@ def peers(scorer: str | None, cache_root: Path) -> list[Peer]:
         Peer(
             f"{_named('distillmos')} (torch)",
             "distillmos",
-            "pip install --no-deps distillmos==0.9.1 xls-r-sqa==0.1.0",
+            "make setup-peers",
             distillmos,
         ),
         Peer(
             f"{_named('voicequal')} (numpy MLP)",
             "voicequal",
-            "pip install --no-deps voicequal==0.4.0",
+            "make setup-peers",
             voicequal,
         ),
     ]
