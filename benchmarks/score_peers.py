@@ -23,7 +23,7 @@ then runs the way its package runs it:
   voicequal 0.4.0 (a numpy MLP distilled from DNSMOS). Both declare requirements this venv
   cannot take (torchaudio; numpy<2.0): install them with ``--no-deps``.
 
-A peer that is not installed prints ``not installed (HOW TO INSTALL IT)``; one that fails to load
+A peer that is not installed prints ``not installed (<its install command>)``; one that fails to load
 prints its error; a clip that fails is counted in the ``failed`` column with the first error.
 
 Tried and not in the table (checked 2026-12, Python 3.11, torch 2.13.0+cpu, network closed):
