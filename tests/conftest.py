@@ -193,6 +193,24 @@ def offline_cache(tmp_path, monkeypatch) -> Path:
     return cache
 
 
+def save_tiny_evaluator(folder: Path) -> Path:
+    """An untrained archetype DRAME-Eval folder in ``folder``: the tiny base from seed 1, a fresh
+    LoRA adapter on the language model, its processor and the evaluator record."""
+    from peft import LoraConfig, get_peft_model
+
+    from speech_drame.audio_llm.qwen2_audio import LORA_TARGET_REGEX
+    from speech_drame.audio_llm.tiny import build_tiny
+    from speech_drame.schema import CONTENT_PASS, dimensions
+    from speech_drame.scorers.drame_eval import EvaluatorInfo
+
+    model, processor = build_tiny(seed=1)
+    get_peft_model(model, LoraConfig(r=4, target_modules=LORA_TARGET_REGEX)).save_pretrained(folder)
+    processor.save_pretrained(folder)
+    dims = [CONTENT_PASS, *dimensions("archetype")]
+    EvaluatorInfo("archetype", dims, "tiny", "float32", tiny_seed=1).save(folder)
+    return folder
+
+
 def free_port() -> int:
     """A TCP port nobody listens on at the moment, on 127.0.0.1."""
     import socket

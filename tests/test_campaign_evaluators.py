@@ -24,7 +24,7 @@ import torch
 from campaign_scorers import PlantedScorer, hashed_truth
 from campaign_serving import serving
 from campaign_standin import context, make_clips, random_answers
-from conftest import LIBRIVOX, REPO, tone
+from conftest import LIBRIVOX, REPO, save_tiny_evaluator, tone
 
 from speech_drame.audio_llm.tiny import build_tiny
 from speech_drame.campaign.attach import attach_scorer
@@ -38,7 +38,7 @@ from speech_drame.data.build import build_dataset
 from speech_drame.data.reader import open_split
 from speech_drame.schema import CONTENT_PASS, dimensions
 from speech_drame.scorers.base import ClipInput
-from speech_drame.scorers.drame_eval import DrameEvalScorer, EvaluatorInfo
+from speech_drame.scorers.drame_eval import DrameEvalScorer
 
 SHOTS = Path(os.environ.get("TMPDIR", "/tmp")) / "speech-drame-campaign-screenshots"
 BOOTSTRAP, SEED = 200, 3
@@ -189,17 +189,7 @@ def test_a_chat_judge_attaches_and_its_unusable_answers_are_retried(tmp_path, se
 @pytest.fixture(scope="module")
 def evaluator_folder(tmp_path_factory) -> Path:
     """A tiny DRAME-Eval evaluator folder (archetype): base from seed 1, a fresh LoRA adapter."""
-    from peft import LoraConfig, get_peft_model
-
-    from speech_drame.audio_llm.qwen2_audio import LORA_TARGET_REGEX
-
-    folder = tmp_path_factory.mktemp("drame_eval")
-    model, processor = build_tiny(seed=1)
-    get_peft_model(model, LoraConfig(r=4, target_modules=LORA_TARGET_REGEX)).save_pretrained(folder)
-    processor.save_pretrained(folder)
-    EvaluatorInfo("archetype", [CONTENT_PASS, *dimensions("archetype")], "tiny", "float32",
-                  tiny_seed=1).save(folder)  # fmt: skip
-    return folder
+    return save_tiny_evaluator(tmp_path_factory.mktemp("drame_eval"))
 
 
 def test_campaign_attach_survives_kill_9(tmp_path, evaluator_folder, capsys):

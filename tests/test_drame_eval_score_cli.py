@@ -4,11 +4,10 @@ import json
 
 import pytest
 import soundfile as sf
-from conftest import tone
+from conftest import save_tiny_evaluator, tone
 
-from speech_drame.audio_llm.tiny import build_tiny
 from speech_drame.cli import main
-from speech_drame.scorers.drame_eval import Clip, DrameEvalScorer, EvaluatorInfo
+from speech_drame.scorers.drame_eval import Clip, DrameEvalScorer
 
 QUESTION = "You are a night-shift nurse. A patient cannot sleep. You say:"
 
@@ -16,17 +15,7 @@ QUESTION = "You are a night-shift nurse. A patient cannot sleep. You say:"
 @pytest.fixture(scope="module")
 def evaluator(tmp_path_factory):
     """An (untrained) DRAME-Eval folder: tiny base from seed 1, fresh LoRA adapter, processor."""
-    from peft import LoraConfig, get_peft_model
-
-    from speech_drame.audio_llm.qwen2_audio import LORA_TARGET_REGEX
-
-    folder = tmp_path_factory.mktemp("drame_eval")
-    model, processor = build_tiny(seed=1)
-    peft = get_peft_model(model, LoraConfig(r=4, target_modules=LORA_TARGET_REGEX))
-    peft.save_pretrained(folder)
-    processor.save_pretrained(folder)
-    dims = ["content_pass", "audio_quality", "human_likeness", "appropriateness"]
-    EvaluatorInfo("archetype", dims, "tiny", "float32", tiny_seed=1).save(folder)
+    folder = save_tiny_evaluator(tmp_path_factory.mktemp("drame_eval"))
     clips = folder / "clips"
     clips.mkdir()
     for i, seconds in enumerate((1.0, 2.0)):

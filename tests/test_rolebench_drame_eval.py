@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import soundfile as sf
-from conftest import REPO, kill_bench_after_first_rows, tone
+from conftest import REPO, kill_bench_after_first_rows, save_tiny_evaluator, tone
 
 from speech_drame.cli import main
 from speech_drame.rolebench import run
@@ -24,18 +24,7 @@ DIMS = ["content_pass", "audio_quality", "human_likeness", "appropriateness"]
 @pytest.fixture(scope="module")
 def evaluator(tmp_path_factory) -> Path:
     """An (untrained) DRAME-Eval folder: tiny base from seed 1, a fresh LoRA adapter."""
-    from peft import LoraConfig, get_peft_model
-
-    from speech_drame.audio_llm.qwen2_audio import LORA_TARGET_REGEX
-    from speech_drame.audio_llm.tiny import build_tiny
-    from speech_drame.scorers.drame_eval import EvaluatorInfo
-
-    folder = tmp_path_factory.mktemp("drame_eval")
-    model, processor = build_tiny(seed=1)
-    get_peft_model(model, LoraConfig(r=4, target_modules=LORA_TARGET_REGEX)).save_pretrained(folder)
-    processor.save_pretrained(folder)
-    EvaluatorInfo("archetype", DIMS, "tiny", "float32", tiny_seed=1).save(folder)
-    return folder
+    return save_tiny_evaluator(tmp_path_factory.mktemp("drame_eval"))
 
 
 def _systems(root: Path, n: int, broken: bool = True) -> Path:
