@@ -17,7 +17,7 @@ Then it
 3. scores it again with the now warm cache and prints the speedup over the cold run,
 4. runs the ASR alone on each set, and the previous default (Whisper tiny.en, English only,
    same clip-length encoding and greedy decoding) on the same clips, as the baseline ratio,
-5. prints the peak resident memory,
+5. prints the peak resident memory: of the scoring runs, then with the baseline model too,
 6. with ``--peers``, times the peers on the same clips (``benchmarks/score_peers.py``: speechmos'
    DNSMOS, faster-whisper's own ``transcribe``, the offline MOS predictors that ship weights).
 
@@ -173,6 +173,10 @@ def scorers(path: str | None, clips, cache):
     return out
 
 
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def cpu_seconds() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
@@ -252,6 +256,7 @@ def main() -> int:
             name: report(name, clips, heads, FeatureCache(Path(tmp) / f"bench{i}"), contexts)
             for i, (name, (clips, contexts)) in enumerate(sets.items())
         }
+        scoring_rss = peak_rss_mib()
         tiny = TinyEnASR()
         asr_only(tiny.transcribe, english[:2])  # warm-up
         print("\n== ASR alone, wall seconds on the same clips (one clip per worker)")
@@ -270,8 +275,8 @@ def main() -> int:
                 f"    whole evaluator cold: {seconds / cold:.1f}x real time; with tiny.en instead "
                 f"(estimated from the ASR share, {100 * share:.0f} %): {seconds / with_tiny:.1f}x"
             )
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"peak RSS: {rss:.0f} MiB")
+    print(f"peak RSS of the scoring runs: {scoring_rss:.0f} MiB; with the tiny.en baseline "
+          f"loaded too: {peak_rss_mib():.0f} MiB")  # fmt: skip
     if args.peers:
         import score_peers  # beside this script
 

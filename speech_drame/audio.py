@@ -277,13 +277,14 @@ def _read_ffmpeg(
 
 
 def resample(samples: np.ndarray, orig_sr: int, target_sr: int) -> np.ndarray:
-    """Polyphase resampling (scipy ``resample_poly``) of a 1-D or (frames, channels) array."""
+    """Polyphase resampling (scipy ``resample_poly``'s values, :mod:`speech_drame.resample`) of
+    a 1-D or (frames, channels) array."""
     if orig_sr == target_sr:
         return samples
-    from scipy.signal import resample_poly
+    from speech_drame.resample import resample_poly
 
     g = gcd(orig_sr, target_sr)
-    return resample_poly(samples, target_sr // g, orig_sr // g, axis=0).astype(np.float32)
+    return resample_poly(samples, target_sr // g, orig_sr // g).astype(np.float32)
 
 
 def check_samples(samples: np.ndarray, sample_rate: int, name: str, min_seconds: float) -> None:

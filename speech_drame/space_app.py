@@ -21,15 +21,17 @@ says so (:data:`PRIVACY_NOTE`). Error messages name the uploaded file, never a s
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
+import threading
 from collections.abc import Mapping
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from speech_drame.audio import SCORED_SECONDS, AudioError, load_audio, probe_seconds
+from speech_drame.features.loading import load_once
 from speech_drame.languages import describe_language
 from speech_drame.schema import CONFIGS, CONTEXTS, RUBRIC_NAMES, check_config
 from speech_drame.scorers.base import ClipInput, ClipScores, Scorer, ScorerError
@@ -102,10 +104,11 @@ def scorer_spec(spec: str | None = None) -> str:
     return spec or os.environ.get(SCORER_ENV) or "lite"
 
 
-@lru_cache(maxsize=4)
+@load_once
 def _scorer(spec: str, mode: str, profile: str | None) -> Scorer:
     """The scorer of ``spec`` for ``mode`` (a DRAME-Eval checkpoint queried with the prompt
-    profile file ``profile``, when given), loaded once; uploads never enter a feature cache."""
+    profile file ``profile``, when given), loaded once (a request during :func:`warm_up` waits
+    for its load); uploads never enter a feature cache."""
     from speech_drame.scorers.specs import load_scorer
 
     return load_scorer(spec, mode, cache=None, batch_size=1, prompt_profile=profile)
@@ -446,11 +449,34 @@ def _sigterm_as_ctrl_c() -> None:
         signal.signal(signal.SIGTERM, stop)
 
 
+def warm_up(spec: str | None = None) -> threading.Thread:
+    """Load the Space's scorer for every mode, and a LiteScorer's feature models, in a
+    background thread, so the first request does not wait for them. A scorer that cannot be
+    loaded is left to the page, which says why when it is asked for."""
+    from speech_drame.features.loading import preload
+    from speech_drame.scorers.specs import parse_spec
+
+    spec = scorer_spec(spec)
+
+    def load() -> None:
+        if parse_spec(spec).kind == "lite":
+            preload()
+        for mode in MODES:
+            with contextlib.suppress(InputError):  # shown on the page, with its reason
+                _load(spec, mode)
+
+    thread = threading.Thread(target=load, name="speech-drame-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
 def launch(port: int = 7860, scorer: str | None = None, **kwargs: Any) -> Any:
     """Serve the Space on 127.0.0.1 with the scorer spec ``scorer`` (see :func:`scorer_spec`;
-    blocking unless ``prevent_thread_lock=True``). Leftover uploads of earlier instances are
-    swept first (:func:`sweep_uploads`); a blocking server stops on SIGTERM as on Ctrl-C."""
+    blocking unless ``prevent_thread_lock=True``), its scorer loading while the page starts
+    (:func:`warm_up`). Leftover uploads of earlier instances are swept first
+    (:func:`sweep_uploads`); a blocking server stops on SIGTERM as on Ctrl-C."""
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    warm_up(scorer)
     app = build_app(scorer, default_release())  # first: it says so if gradio is missing
     sweep_uploads()
     if not kwargs.get("prevent_thread_lock"):

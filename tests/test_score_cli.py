@@ -147,3 +147,25 @@ def test_missing_context_or_scorer_is_a_usage_error(setup, capsys, tmp_path) -> 
                    f"drame-eval:{tmp_path / 'nowhere'}"])  # fmt: skip
     err = capsys.readouterr().err
     assert status == 2 and err.strip() == f"error: {tmp_path / 'nowhere'}: no such folder"
+
+
+def test_the_lite_scorer_gives_each_result_before_reading_the_next_clip(setup) -> None:
+    """What lets `score` print a clip's table as soon as it is scored."""
+    from speech_drame.scorers.base import ClipInput, iter_scores
+    from speech_drame.scorers.lite import LiteScorer
+
+    scorer = LiteScorer.load(setup["scorers"], "archetype", cache=setup["cache"])
+    clips = [str(c) for c in sorted(setup["clips"].glob("*.wav"))[:3]]
+    read: list[str] = []
+
+    def inputs():
+        for clip in clips:
+            read.append(clip)
+            yield ClipInput(clip, clip, {"question": QUESTION})
+
+    stream = iter_scores(scorer, inputs())
+    first = next(stream)
+    assert first.ok and first.id == clips[0] and read == clips[:1]
+    results = [first, *stream]
+    assert read == clips
+    assert results == scorer.score([ClipInput(c, c, {"question": QUESTION}) for c in clips])

@@ -371,3 +371,35 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def test_warm_up_loads_every_mode_once_and_leaves_a_missing_scorer_to_the_page(
+    space, monkeypatch
+) -> None:
+    """`serve` loads its scorers while the page starts; the fixture has no realism scorer,
+    which the warm-up leaves for the page to explain (nothing raised in its thread)."""
+    import threading
+
+    from speech_drame import space_app
+    from speech_drame.scorers import specs
+
+    loads: list[str] = []
+    real = specs.load_scorer
+
+    def counting(spec, mode, **kwargs):
+        loads.append(mode)
+        return real(spec, mode, **kwargs)
+
+    raised: list[BaseException] = []
+    monkeypatch.setattr(specs, "load_scorer", counting)
+    monkeypatch.setattr(threading, "excepthook", lambda args: raised.append(args.exc_value))
+    space_app._scorer.cache_clear()
+    thread = space_app.warm_up(space["scorer"])
+    thread.join(timeout=300)
+    assert not thread.is_alive() and not raised
+    assert sorted(loads) == ["archetype", "realism"]
+    assert space_app._load(space["scorer"], "archetype").config == "archetype"
+    assert loads.count("archetype") == 1  # the page's request takes the warmed-up scorer
+    with pytest.raises(InputError, match="no scorer for realism mode"):
+        space_app._load(space["scorer"], "realism")
+    assert "realism" in scorer_card("realism", space["scorer"])

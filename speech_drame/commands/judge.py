@@ -87,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
     if args.shots and not args.train_dataset:
         raise ValueError("--shots needs --train-dataset")
     args.scorer = judge_spec(args.model, args.endpoint)
-    scorer, scored = score_clips(args, announce=False, on_retry=say, single_bar=True)
+    scorer, stream = score_clips(args, announce=False, on_retry=say, single_bar=True)
+    scored = list(stream)
     results = [s.judgement for s in scored if s.judgement is not None]
     errors = [(s.id, s.error) for s in scored if s.judgement is None and not s.ok]
     stats = scorer.stats

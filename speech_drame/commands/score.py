@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..audio import AUDIO_SUFFIXES
@@ -14,6 +15,7 @@ from ..scorers.base import (
     ClipScores,
     Scorer,
     check_min_label_mass,
+    iter_scores,
     synthetic_labels_warning,
 )
 from .options import (
@@ -90,12 +92,17 @@ def format_clip(result, min_label_mass: float = MIN_LABEL_MASS) -> str:
 
 def score_clips(
     args: argparse.Namespace, announce: bool = True, on_retry=None, single_bar: bool = False
-) -> tuple[Scorer, list[ClipScores]]:
+) -> tuple[Scorer, Iterator[ClipScores]]:
     """The score path of every command that scores clips (``score``, ``judge``): the clips
     (folders expanded, what was passed over said on stderr), the scorer ``--scorer`` names with
     its settings (``announce``: its description on stderr unless ``--quiet``) and its
-    ``(scorer, results)`` for them, in order; a progress bar unless ``--quiet``, over more than
-    one clip (``single_bar``: over one too)."""
+    ``(scorer, results)`` for them: an iterator, in order, each result as soon as the scorer
+    gives it (:func:`~speech_drame.scorers.base.iter_scores`); a progress bar unless
+    ``--quiet``, over more than one clip (``single_bar``: over one too). A LiteScorer's feature
+    models start loading in the background before the scorer does."""
+    from ..features.loading import preload
+    from ..scorers.specs import parse_spec
+
     context = context_from_args(args, args.config)
     clips, skipped = expand_clips(args.clips)
     if skipped:
@@ -103,19 +110,23 @@ def score_clips(
         print(f"skipped {len(skipped)} file(s) of the folder(s): {shown}", file=sys.stderr)
     if not clips:
         raise ValueError(f"no audio files ({', '.join(AUDIO_SUFFIXES)}) in {args.clips}")
+    if parse_spec(args.scorer).kind == "lite":
+        preload()
     scorer = scorer_from_args(args, args.config, on_retry=on_retry)
     if announce and not args.quiet:
         print(f"scorer: {scorer.description} [{scorer.id}]", file=sys.stderr)
     inputs = [ClipInput(clip, clip, context) for clip in clips]
     progress = (single_bar or len(clips) > 1) and not args.quiet
-    return scorer, scorer.score(inputs, progress=progress)
+    return scorer, iter_scores(scorer, inputs, progress=progress)
 
 
 def run(args: argparse.Namespace) -> int:
     check_min_label_mass(args.min_label_mass)
-    scorer, results = score_clips(args)
+    scorer, stream = score_clips(args)
     warning = synthetic_labels_warning(scorer)
+    results: list[ClipScores] = []
     if args.json:
+        results = list(stream)
         rows = [{**r.to_dict(args.min_label_mass), "scorer": scorer.id,
                  "scorer_description": scorer.description} for r in results]  # fmt: skip
         for row in rows if warning else ():
@@ -124,9 +135,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         if warning:
             print(f"NOTE: {warning}")
-        for r in results:
+        for r in stream:  # each clip printed as soon as it is scored
+            results.append(r)
             if r.ok:
-                print(format_clip(r, args.min_label_mass))
+                print(format_clip(r, args.min_label_mass), flush=True)
     flagged = sum(len(r.unreliable(args.min_label_mass)) for r in results)
     if flagged:
         print(f"{flagged} (clip, dimension) score(s) with label mass below {args.min_label_mass}: "

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache, lru_cache
 from typing import Any
 
 import numpy as np
@@ -27,6 +26,7 @@ import numpy as np
 from speech_drame.audio import Audio, AudioError
 from speech_drame.extras import require
 from speech_drame.features.common import cpu_count, samples_16k, thread_count
+from speech_drame.features.loading import load_once
 from speech_drame.features.whisper_weights import whisper_base_dir
 from speech_drame.languages import LANGUAGES, OTHER, UNKNOWN
 from speech_drame.text_metrics import count_words
@@ -85,7 +85,7 @@ class Transcript:
         return count_words(self.text)
 
 
-@lru_cache(maxsize=1)
+@load_once
 def _whisper() -> Any:
     fw = require("faster_whisper", "ASR")
     # num_workers lets that many clips be decoded concurrently (extract_blueprints' threads)
@@ -98,7 +98,7 @@ def _whisper() -> Any:
     )
 
 
-@cache
+@load_once
 def _prompt_and_suppressed(language: str) -> tuple[list[int], list[int], int]:
     """Decoder prompt for ``language``, the tokens to suppress, and the end-of-text token."""
     from faster_whisper.tokenizer import Tokenizer
@@ -110,6 +110,12 @@ def _prompt_and_suppressed(language: str) -> tuple[list[int], list[int], int]:
     if language == "zh":
         prompt = [tok.sot_prev, *tok.encode(ZH_PROMPT), *prompt]
     return prompt, list(get_suppressed_tokens(tok, [-1])), tok.eot
+
+
+def load() -> None:
+    """Load the model and both languages' prompts (see :mod:`speech_drame.features.loading`)."""
+    for language in LANGUAGES:
+        _prompt_and_suppressed(language)
 
 
 def _encode(model: Any, x: np.ndarray) -> tuple[Any, int]:

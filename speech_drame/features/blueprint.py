@@ -1,11 +1,15 @@
 """The per-clip "blueprint": every offline feature of a clip in one typed, JSON-ready record.
 
 :func:`extract_blueprint` builds one record; :func:`extract_blueprints` many, with a
-progress bar, the on-disk cache (a rerun only reads JSON), one thread per core for uncached
-clips (the models release the GIL), and per-clip failures reported instead of aborting the
-batch. :func:`iter_blueprints` streams: it reads its input lazily and decodes a bounded batch
-of clips at a time, so memory does not grow with the number of clips. Later protocols
-(TRACE's textual blueprint, the LiteScorer) read these records.
+progress bar, the on-disk cache (a rerun only reads JSON), per-clip failures reported instead
+of aborting the batch, and each clip's extractors as separate tasks on one thread per core
+(the models release the GIL), so one clip alone keeps every core busy. DNSMOS runs on threads
+of its own, at most half as many: each concurrent DNSMOS run needs ~230 MB of working memory,
+and the other extractors keep the remaining cores busy meanwhile. :func:`iter_blueprints`
+streams: it reads its input lazily and decodes a bounded batch of clips at a time (the first
+batch is one clip, so its result comes as soon as it can), so memory does not grow with the
+number of clips. Later protocols (TRACE's textual blueprint, the LiteScorer) read these
+records.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from itertools import islice
 from typing import Any
@@ -29,7 +33,8 @@ from speech_drame.audio import (
 )
 from speech_drame.features import asr, prosody, quality, speaker, text, vad
 from speech_drame.features.cache import FeatureCache, audio_key, default_cache_dir
-from speech_drame.features.common import cpu_count, thread_count, torch_threads
+from speech_drame.features.common import cpu_count, thread_count
+from speech_drame.features.loading import preload
 
 # name -> (version, extractor, record type); the order is the order of extraction
 EXTRACTORS: dict[str, tuple[str, Callable[[Audio], Any], type]] = {
@@ -277,11 +282,14 @@ def iter_blueprints(
 ) -> Iterator[tuple[Blueprint | None, ClipFailure | None]]:
     """Blueprints of a stream of ``(source, contexts)`` clips, in input order.
 
-    ``clips`` is read lazily, ``batch_size`` clips at a time: a batch is decoded, extracted
-    (cached clips read, the rest on ``workers`` threads) and released before the next one is
-    read, so memory does not grow with the number of clips. Yields ``(blueprint, None)`` per
-    usable clip and ``(None, failure)`` per failed one (:class:`ClipFailure`). ``total`` sizes the progress bar;
-    ``timings`` (if given) accumulates the seconds spent per extractor.
+    ``clips`` is read lazily, ``batch_size`` clips at a time (the first batch: one clip): a
+    batch is decoded, extracted (cached features read, the rest as one task per clip and
+    extractor on ``workers`` threads) and released before the next one is read, so memory
+    does not grow with the number of clips. The models are loaded in the background
+    (:func:`~speech_drame.features.loading.preload`) from the first clip that needs them.
+    Yields ``(blueprint, None)`` per usable clip and ``(None, failure)`` per failed one
+    (:class:`ClipFailure`). ``total`` sizes the progress bar; ``timings`` (if given)
+    accumulates the seconds spent per extractor.
     """
     from tqdm.auto import tqdm
 
@@ -291,32 +299,43 @@ def iter_blueprints(
     workers = workers if workers is not None else max(1, cpu_count() // thread_count())
     spent: dict[str, float] = timings if timings is not None else {}
     stream = iter(clips)
-    warm = False  # models loaded: the first uncached clip runs alone, then threads share them
+    size = 1  # the first result as soon as possible, then batch_size clips at a time
     bar = tqdm(total=total, desc="features", unit="clip", disable=not progress)
     try:
-        with ThreadPoolExecutor(workers) as pool:
-            while chunk := list(islice(stream, batch_size)):
-                results, warm = _extract_chunk(chunk, store, pool, warm, bar, spent)
+        with ThreadPoolExecutor(workers) as pool, ThreadPoolExecutor(max(1, workers // 2)) as own:
+            pools = {name: own if name == quality.NAME else pool for name in EXTRACTORS}
+            while chunk := list(islice(stream, size)):
+                results = _extract_chunk(chunk, store, pools, bar, spent)
                 del chunk  # sources and decoded audio go before the next batch is read
+                size = batch_size
                 yield from results
     finally:
         bar.close()
 
 
+def _run_extractor(name: str, audio: Audio) -> tuple[Any, float]:
+    """One extractor on one clip: its record and the seconds it took."""
+    start = time.perf_counter()
+    return EXTRACTORS[name][1](audio), time.perf_counter() - start
+
+
 def _extract_chunk(
     chunk: Sequence[tuple[AudioSource | Audio, Mapping[str, str]]],
     cache: FeatureCache | None,
-    pool: ThreadPoolExecutor,
-    warm: bool,
+    pools: Mapping[str, ThreadPoolExecutor],
     bar: Any,
     timings: dict[str, float],
-) -> tuple[list[tuple[Blueprint | None, ClipFailure | None]], bool]:
-    """One batch of :func:`iter_blueprints` (its results, and whether the models are loaded);
-    the decoded audio lives only in this call."""
+) -> list[tuple[Blueprint | None, ClipFailure | None]]:
+    """One batch of :func:`iter_blueprints`; the decoded audio lives only in this call.
+
+    Every missing (clip, extractor) is a task of that extractor's pool in ``pools``, submitted
+    clip by clip in extractor order. A clip fails with the first of its extractors (in that
+    order) that raised; the records of the others are still cached."""
     errors: dict[int, ClipFailure] = {}
     audios: dict[int, Audio] = {}
     keys: dict[int, str] = {}
     feats: dict[int, dict[str, Any]] = {}
+    tasks: dict[int, dict[str, Future]] = {}
     for i, (src, _) in enumerate(chunk):
         try:
             audios[i] = _load(src)
@@ -324,39 +343,35 @@ def _extract_chunk(
             errors[i] = ClipFailure(str(exc), "input")
             continue
         keys[i] = audio_key(audios[i].samples, audios[i].sample_rate)
-        if cache is not None:
-            cached = {
-                name: cache.get(name, version, keys[i])
-                for name, (version, _, _) in EXTRACTORS.items()
-            }
-            if all(v is not None for v in cached.values()):
-                feats[i] = {name: _record(EXTRACTORS[name][2], v) for name, v in cached.items()}
-    todo = [i for i in audios if i not in feats]
-    bar.update(len(chunk) - len(todo))
-
-    def done(i: int, result: dict[str, Any] | ClipFailure, spent: Mapping[str, float]) -> None:
-        if isinstance(result, ClipFailure):
-            errors[i] = result
-        else:
-            feats[i] = result
-        for name, t in spent.items():
-            timings[name] = timings.get(name, 0.0) + t
-        bar.update(1)
-
-    def run(i: int) -> tuple[int, dict[str, Any] | ClipFailure, dict[str, float]]:
-        spent: dict[str, float] = {}
-        try:
-            return i, audio_features(audios[i], cache, spent, keys[i]), spent
-        except CLIP_ERRORS as exc:
-            return i, _describe(exc, audios[i].source), spent
-
-    if todo:
-        with torch_threads(thread_count()):
-            if not warm:
-                done(*run(todo.pop(0)))  # loads the models once, before the threads share them
-                warm = True
-            for i, result, spent in pool.map(run, todo):
-                done(i, result, spent)
+        feats[i] = {}
+        for name, (version, _, kind) in EXTRACTORS.items():
+            stored = cache.get(name, version, keys[i]) if cache is not None else None
+            if stored is not None:
+                feats[i][name] = _record(kind, stored)
+        missing = [name for name in EXTRACTORS if name not in feats[i]]
+        if missing:
+            preload()
+            tasks[i] = {n: pools[n].submit(_run_extractor, n, audios[i]) for n in missing}
+    try:
+        for i in range(len(chunk)):
+            for name, future in tasks.get(i, {}).items():
+                try:
+                    record, seconds = future.result()
+                except CLIP_ERRORS as exc:
+                    errors.setdefault(i, _describe(exc, audios[i].source))
+                    continue
+                timings[name] = timings.get(name, 0.0) + seconds
+                feats[i][name] = record
+                if cache is not None:
+                    cache.put(name, EXTRACTORS[name][0], keys[i], asdict(record))
+            if i in errors:
+                feats.pop(i, None)
+            bar.update(1)
+    except BaseException:  # Ctrl-C or an unexpected error: the queued tasks are dropped
+        for futures in tasks.values():
+            for future in futures.values():
+                future.cancel()
+        raise
 
     ok = sorted(feats)
     start_text = time.perf_counter()
@@ -376,7 +391,7 @@ def _extract_chunk(
             out[i] = (None, ClipFailure(str(s), "input"))
         else:
             out[i] = (_assemble(audios[i], keys[i], feats[i], s, chunk[i][1]), None)
-    return out, warm
+    return out
 
 
 def extract_blueprints(

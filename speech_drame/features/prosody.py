@@ -18,6 +18,7 @@ import numpy as np
 from speech_drame.audio import Audio, AudioError
 from speech_drame.extras import require
 from speech_drame.features.common import samples_16k
+from speech_drame.features.peaks import find_peaks
 
 NAME = "prosody"
 VERSION = "pyworld-dio-3"  # 3: an F0 slope without voiced neighbours is NaN, not 0.0
@@ -91,8 +92,6 @@ def prosody(audio: Audio) -> Prosody:
     Raises:
         AudioError: audio not 16 kHz mono, or fewer than 5 voiced frames (no pitch to describe).
     """
-    from scipy.signal import find_peaks
-
     x = samples_16k(audio, "prosody")
     f0 = f0_contour(x)
     voiced = f0 > 0
@@ -107,7 +106,7 @@ def prosody(audio: Audio) -> Prosody:
     energy = frame_energy_db(x)[: len(f0)]
     active = energy[energy > energy.max() - 50.0]
     smooth = np.convolve(energy, np.ones(5) / 5, mode="same")
-    peaks, _ = find_peaks(smooth, prominence=2.0, distance=int(100 / FRAME_MS))
+    peaks = find_peaks(smooth, prominence=2.0, distance=int(100 / FRAME_MS))
     peaks = peaks[peaks < len(voiced)]
     nuclei = int(voiced[peaks].sum())
     return Prosody(

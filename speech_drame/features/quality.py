@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,6 +27,7 @@ from speech_drame.audio import Audio, AudioError
 from speech_drame.choices import check_choice
 from speech_drame.extras import require
 from speech_drame.features.common import samples_16k, thread_count
+from speech_drame.features.loading import load_once
 from speech_drame.features.spectral import mel_spectrogram, power_to_db
 
 NAME = "dnsmos"
@@ -73,7 +73,7 @@ def check_variant(variant: str) -> Variant:
     return check_choice(variant, VARIANTS, "DNSMOS variant")  # type: ignore[return-value]
 
 
-@cache
+@load_once
 def _session(folder: str, model: str) -> Any:
     """An onnxruntime session of ``speechmos/<folder>/<model>``."""
     speechmos = require("speechmos", "DNSMOS quality")
@@ -82,6 +82,22 @@ def _session(folder: str, model: str) -> Any:
     options.intra_op_num_threads = thread_count()
     path = Path(speechmos.__file__).parent / folder / model
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+@load_once
+def _run_options() -> Any:
+    """Each run gives its working memory back (``memory.enable_memory_arena_shrinkage``):
+    onnxruntime would otherwise keep ~230 MB in its arena for the life of the process."""
+    ort = require("onnxruntime", "DNSMOS quality")
+    options = ort.RunOptions()
+    options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+    return options
+
+
+def load() -> None:
+    """Load the plain variant's sessions (see :mod:`speech_drame.features.loading`)."""
+    _session(_MODELS["plain"][0], "sig_bak_ovr.onnx")
+    _session("dnsmos_models", "model_v8.onnx")
 
 
 def windows(samples: np.ndarray) -> np.ndarray:
@@ -111,8 +127,11 @@ def score_windows(batch: np.ndarray, variant: Variant = "plain") -> np.ndarray:
     """
     folder, polys = _MODELS[check_variant(variant)]
     primary, p808 = _session(folder, "sig_bak_ovr.onnx"), _session("dnsmos_models", "model_v8.onnx")
-    raw = np.concatenate([primary.run(None, {"input_1": w[None]})[0] for w in batch])
-    p = np.concatenate([p808.run(None, {"input_1": _p808_input(w)[None]})[0][:, 0] for w in batch])
+    run = _run_options()
+    raw = np.concatenate([primary.run(None, {"input_1": w[None]}, run)[0] for w in batch])
+    p = np.concatenate(
+        [p808.run(None, {"input_1": _p808_input(w)[None]}, run)[0][:, 0] for w in batch]
+    )
     return np.stack([poly(raw[:, i]) for i, poly in enumerate(polys)] + [p], axis=1)
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from functools import lru_cache
 from importlib import resources
 from typing import Any
 
@@ -30,6 +29,7 @@ import numpy as np
 from speech_drame.audio import Audio, AudioError
 from speech_drame.extras import require
 from speech_drame.features.common import samples_16k, thread_count, torch_threads
+from speech_drame.features.loading import load_once
 from speech_drame.features.spectral import mel_spectrogram
 
 NAME = "speaker"
@@ -117,7 +117,7 @@ def partial_starts(n_samples: int) -> list[int]:
     return starts
 
 
-@lru_cache(maxsize=1)
+@load_once
 def _encoder() -> Any:
     """The LSTM and projection with the packaged weights, after checking their SHA-256."""
     torch = require("torch", "speaker embedding")
@@ -137,6 +137,11 @@ def _encoder() -> Any:
     )
     encoder.load_state_dict(safetensors_torch.load(data))
     return encoder.eval()
+
+
+def load() -> None:
+    """Load the encoder (see :mod:`speech_drame.features.loading`)."""
+    _encoder()
 
 
 def speaker_embedding(audio: Audio) -> SpeakerEmbedding:

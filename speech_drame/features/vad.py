@@ -7,14 +7,14 @@ setting is restored right after the import.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from speech_drame.audio import Audio
 from speech_drame.extras import require
-from speech_drame.features.common import samples_16k
+from speech_drame.features.common import samples_16k, thread_count, torch_threads
+from speech_drame.features.loading import load_once
 
 NAME = "vad"
 VERSION = "silero-6.2.3-2"
@@ -41,7 +41,7 @@ class VoiceActivity:
     trailing_silence_s: float
 
 
-@lru_cache(maxsize=1)
+@load_once
 def _model() -> tuple[Any, Any]:
     torch = require("torch", "voice activity detection")
     threads = torch.get_num_threads()
@@ -53,6 +53,11 @@ def _model() -> tuple[Any, Any]:
     return model, silero.get_speech_timestamps_from_probs
 
 
+def load() -> None:
+    """Load Silero VAD (see :mod:`speech_drame.features.loading`)."""
+    _model()
+
+
 def voice_activity(audio: Audio) -> VoiceActivity:
     """Silero speech segments of the clip and pause statistics.
 
@@ -61,7 +66,8 @@ def voice_activity(audio: Audio) -> VoiceActivity:
     """
     x = samples_16k(audio, "voice activity detection")
     model, to_timestamps = _model()
-    probs = model.audio_forward(x, sampling_rate=SR)
+    with torch_threads(thread_count()):
+        probs = model.audio_forward(x, sampling_rate=SR)
     stamps = to_timestamps([float(p) for p in probs], sampling_rate=SR, audio_length_samples=len(x))
     segments = [(s["start"] / SR, s["end"] / SR) for s in stamps]
     total = len(x) / SR

@@ -24,7 +24,7 @@ by a spec: ``lite[:PATH]``, ``drame-eval:PATH_OR_HUB_ID`` or ``judge:MODEL@URL``
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -163,6 +163,15 @@ class Scorer(Protocol):
     batch_size: int
 
     def score(self, clips: Iterable[ClipInput], *, progress: bool = False) -> list[ClipScores]: ...
+
+
+def iter_scores(
+    scorer: Scorer, clips: Iterable[ClipInput], *, progress: bool = False
+) -> Iterator[ClipScores]:
+    """``scorer``'s results in order: each as soon as it is ready from a scorer that streams
+    (one with an ``iter_scores`` method, the LiteScorer), else all after :meth:`Scorer.score`."""
+    stream = getattr(scorer, "iter_scores", None)
+    yield from (stream if stream is not None else scorer.score)(clips, progress=progress)
 
 
 SYNTHETIC_LABELS_WARNING = (

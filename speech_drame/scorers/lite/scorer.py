@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Iterable, Sized
+from collections.abc import Iterable, Iterator, Sized
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +73,12 @@ class LiteScorer:
         return cls(load_lite_model(config, folder), folder, **settings)
 
     def score(self, clips: Iterable[ClipInput], *, progress: bool = False) -> list[ClipScores]:
+        return list(self.iter_scores(clips, progress=progress))
+
+    def iter_scores(
+        self, clips: Iterable[ClipInput], *, progress: bool = False
+    ) -> Iterator[ClipScores]:
+        """:meth:`score`'s results, each as soon as its clip is scored (in order)."""
         from collections import deque
 
         from speech_drame.features.blueprint import iter_blueprints
@@ -87,26 +93,24 @@ class LiteScorer:
         total = len(clips) if isinstance(clips, Sized) else None
         stream = iter_blueprints(sources(), self.cache, self.workers, progress,
                                  batch_size=self.batch_size, total=total)  # fmt: skip
-        out = []
         for blueprint, failure in stream:
             clip_id = ids.popleft()
             if blueprint is None:
-                out.append(ClipScores.failure(clip_id, failure.reason, failure.kind))
+                yield ClipScores.failure(clip_id, failure.reason, failure.kind)
                 continue
             try:
                 check_blueprint(blueprint, self.config)
             except ValueError as exc:
-                out.append(ClipScores.failure(clip_id, str(exc), "input", blueprint.audio))
+                yield ClipScores.failure(clip_id, str(exc), "input", blueprint.audio)
                 continue
             try:
                 (result,) = self.model.score_blueprints([blueprint])
             except RuntimeError as exc:
                 why = f"{clip_id}: the LiteScorer failed ({type(exc).__name__}: {exc})"
-                out.append(ClipScores.failure(clip_id, why, "model", blueprint.audio))
+                yield ClipScores.failure(clip_id, why, "model", blueprint.audio)
                 continue
             result.id = clip_id
-            out.append(result)
-        return out
+            yield result
 
 
 def lite_evaluator(stacklevel: int = 2) -> type[LiteScorer]:

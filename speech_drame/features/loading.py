@@ -1,0 +1,65 @@
+"""The extractors' models: each loaded once per process, and all of them in the background on
+request, so a command's own start-up (its arguments, the scorer's heads, decoding the first
+clip) overlaps the loading.
+
+:func:`load_once` replaces ``functools.cache`` on the model loaders: with it, threads that ask
+for a model at the same time wait for one load instead of each building its own copy, which
+is what lets every worker start on the first clip at once. :func:`preload` starts one daemon
+thread that loads the models in the order a clip needs them. A load that fails there is
+dropped: the extractor that needs the model calls the loader again and the error is raised
+where the clip is, as without preloading.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
+_started: list[threading.Thread] = []
+_start_lock = threading.Lock()
+
+
+def load_once(fn: F) -> F:
+    """``fn`` with its result kept per argument tuple; concurrent first calls wait for one
+    call (a failure is not kept: the next call tries again). ``cache_clear()`` forgets."""
+    lock = threading.Lock()
+    results: dict[tuple, Any] = {}
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any) -> Any:
+        if args in results:
+            return results[args]
+        with lock:
+            if args not in results:
+                results[args] = fn(*args)
+            return results[args]
+
+    wrapper.cache_clear = results.clear  # type: ignore[attr-defined]
+    return wrapper  # type: ignore[return-value]
+
+
+def _loaders() -> list[Callable[[], Any]]:
+    from speech_drame.features import asr, quality, speaker, text, vad
+
+    return [asr.load, quality.load, speaker.load, vad.load, text.load]
+
+
+def _load_all() -> None:
+    for load in _loaders():
+        with contextlib.suppress(Exception):  # raised again, with its clip, where it is needed
+            load()
+
+
+def preload() -> threading.Thread:
+    """Start loading every extractor's model in a background thread (once per process; later
+    calls return the same thread)."""
+    with _start_lock:
+        if not _started:
+            thread = threading.Thread(target=_load_all, name="speech-drame-preload", daemon=True)
+            thread.start()
+            _started.append(thread)
+        return _started[0]
