@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from speech_drame.audio import SCORED_SECONDS, AudioError, load_audio, probe_seconds
-from speech_drame.features.loading import load_once
+from speech_drame.features.common import load_once
 from speech_drame.languages import describe_language
 from speech_drame.schema import CONFIGS, CONTEXTS, RUBRIC_NAMES, check_config
 from speech_drame.scorers.base import ClipInput, ClipScores, Scorer, ScorerError

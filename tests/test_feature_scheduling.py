@@ -15,7 +15,8 @@ from speech_drame.audio import AudioError, load_audio
 from speech_drame.features import asr, blueprint
 from speech_drame.features.blueprint import audio_features, iter_blueprints
 from speech_drame.features.cache import FeatureCache, audio_key
-from speech_drame.features.loading import load_once, preload
+from speech_drame.features.common import load_once
+from speech_drame.features.loading import preload
 
 needs_librivox = pytest.mark.skipif(not LIBRIVOX.is_dir(), reason="pocketsphinx-testdata missing")
 

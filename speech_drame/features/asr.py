@@ -25,8 +25,7 @@ import numpy as np
 
 from speech_drame.audio import Audio, AudioError
 from speech_drame.extras import require
-from speech_drame.features.common import cpu_count, samples_16k, thread_count
-from speech_drame.features.loading import load_once
+from speech_drame.features.common import cpu_count, load_once, samples_16k, thread_count
 from speech_drame.features.whisper_weights import whisper_base_dir
 from speech_drame.languages import LANGUAGES, OTHER, UNKNOWN
 from speech_drame.text_metrics import count_words

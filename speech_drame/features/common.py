@@ -1,10 +1,14 @@
-"""Helpers shared by the feature extractors: input checks and thread settings."""
+"""Helpers shared by the feature extractors: input checks, thread settings, and
+:func:`load_once` for their model loaders."""
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -12,6 +16,7 @@ from speech_drame.audio import TARGET_SR, Audio, AudioError
 from speech_drame.extras import require
 
 THREADS_ENV = "SPEECH_DRAME_THREADS"
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def thread_count() -> int:
@@ -56,3 +61,22 @@ def torch_threads(n: int) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
+
+
+def load_once(fn: F) -> F:
+    """``fn`` with its result kept per argument tuple; concurrent first calls wait for one
+    call (a failure is not kept: the next call tries again). ``cache_clear()`` forgets."""
+    lock = threading.Lock()
+    results: dict[tuple, Any] = {}
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any) -> Any:
+        if args in results:
+            return results[args]
+        with lock:
+            if args not in results:
+                results[args] = fn(*args)
+            return results[args]
+
+    wrapper.cache_clear = results.clear  # type: ignore[attr-defined]
+    return wrapper  # type: ignore[return-value]

@@ -2,9 +2,10 @@
 request, so a command's own start-up (its arguments, the scorer's heads, decoding the first
 clip) overlaps the loading.
 
-:func:`load_once` replaces ``functools.cache`` on the model loaders: with it, threads that ask
-for a model at the same time wait for one load instead of each building its own copy, which
-is what lets every worker start on the first clip at once. :func:`preload` starts one daemon
+:func:`~speech_drame.features.common.load_once` replaces ``functools.cache`` on the model
+loaders: with it, threads that ask for a model at the same time wait for one load instead of
+each building its own copy, which is what lets every worker start on the first clip at once.
+:func:`preload` starts one daemon
 thread that loads the models in the order a clip needs them. A load that fails there is
 dropped: the extractor that needs the model calls the loader again and the error is raised
 where the clip is, as without preloading.
@@ -13,33 +14,12 @@ where the clip is, as without preloading.
 from __future__ import annotations
 
 import contextlib
-import functools
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
-F = TypeVar("F", bound=Callable[..., Any])
 _started: list[threading.Thread] = []
 _start_lock = threading.Lock()
-
-
-def load_once(fn: F) -> F:
-    """``fn`` with its result kept per argument tuple; concurrent first calls wait for one
-    call (a failure is not kept: the next call tries again). ``cache_clear()`` forgets."""
-    lock = threading.Lock()
-    results: dict[tuple, Any] = {}
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any) -> Any:
-        if args in results:
-            return results[args]
-        with lock:
-            if args not in results:
-                results[args] = fn(*args)
-            return results[args]
-
-    wrapper.cache_clear = results.clear  # type: ignore[attr-defined]
-    return wrapper  # type: ignore[return-value]
 
 
 def _loaders() -> list[Callable[[], Any]]:

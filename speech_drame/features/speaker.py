@@ -28,8 +28,7 @@ import numpy as np
 
 from speech_drame.audio import Audio, AudioError
 from speech_drame.extras import require
-from speech_drame.features.common import samples_16k, thread_count, torch_threads
-from speech_drame.features.loading import load_once
+from speech_drame.features.common import load_once, samples_16k, thread_count, torch_threads
 from speech_drame.features.spectral import mel_spectrogram
 
 NAME = "speaker"

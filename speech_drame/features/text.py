@@ -29,8 +29,7 @@ import numpy as np
 
 from speech_drame import atomic_io
 from speech_drame.extras import require
-from speech_drame.features.common import thread_count
-from speech_drame.features.loading import load_once
+from speech_drame.features.common import load_once, thread_count
 from speech_drame.features.whisper_weights import models_dir
 
 if TYPE_CHECKING:

@@ -13,8 +13,7 @@ import numpy as np
 
 from speech_drame.audio import Audio
 from speech_drame.extras import require
-from speech_drame.features.common import samples_16k, thread_count, torch_threads
-from speech_drame.features.loading import load_once
+from speech_drame.features.common import load_once, samples_16k, thread_count, torch_threads
 
 NAME = "vad"
 VERSION = "silero-6.2.3-2"
