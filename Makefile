@@ -48,9 +48,10 @@ $(TEST_INSTALLED): $(INSTALLED) requirements-test.txt constraints.txt
 	$(PY) -m pip install -q --no-deps resemblyzer==0.1.4
 	touch $@
 
-# the offline MOS predictors `benchmarks/bench_score.py --peers` times (not needed by the tests); --no-deps:
-# they declare torchaudio and numpy<2.0, which this venv cannot take, and run without them
-PEERS := distillmos==0.9.1 xls-r-sqa==0.1.0 voicequal==0.4.0
+# the offline MOS predictors `benchmarks/bench_score.py --peers` times, and onnx for the quantisations of
+# `benchmarks/bench_dnsmos_int8.py` (not needed by the tests); --no-deps: the predictors declare torchaudio
+# and numpy<2.0, which this venv cannot take, and run without them
+PEERS := distillmos==0.9.1 xls-r-sqa==0.1.0 voicequal==0.4.0 onnx==1.23.2 ml-dtypes==0.7.0
 setup-peers: $(INSTALLED)
 	$(PY) -m pip install -q --no-deps $(PEERS)
 

@@ -11,12 +11,70 @@ polyphase branch per output sample, summed in the input's precision and in upfir
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from math import gcd
 
 import numpy as np
 
 KAISER_BETA = 5.0
+
+# Cephes' Chebyshev coefficients of exp(-x) I0(x) on [0, 8], the series scipy.special.i0 (and
+# numpy.i0) evaluates there; the window needs no more, its arguments being at most KAISER_BETA
+_I0_COEFFICIENTS = (
+    -4.4153416464793395e-18,
+    3.3307945188222384e-17,
+    -2.431279846547955e-16,
+    1.715391285555133e-15,
+    -1.1685332877993451e-14,
+    7.676185498604936e-14,
+    -4.856446783111929e-13,
+    2.95505266312964e-12,
+    -1.726826291441556e-11,
+    9.675809035373237e-11,
+    -5.189795601635263e-10,
+    2.6598237246823866e-09,
+    -1.300025009986248e-08,
+    6.046995022541919e-08,
+    -2.670793853940612e-07,
+    1.1173875391201037e-06,
+    -4.4167383584587505e-06,
+    1.6448448070728896e-05,
+    -5.754195010082104e-05,
+    0.00018850288509584165,
+    -0.0005763755745385824,
+    0.0016394756169413357,
+    -0.004324309995050576,
+    0.010546460394594998,
+    -0.02373741480589947,
+    0.04930528423967071,
+    -0.09490109704804764,
+    0.17162090152220877,
+    -0.3046826723431984,
+    0.6767952744094761,
+)
+
+
+def _chebyshev(x: float, coefficients: tuple[float, ...]) -> float:
+    b0, b1, b2 = coefficients[0], 0.0, 0.0
+    for c in coefficients[1:]:
+        b2, b1 = b1, b0
+        b0 = x * b1 - b2 + c
+    return 0.5 * (b0 - b2)
+
+
+def _i0(x: float) -> float:
+    """The modified Bessel function I0 of ``0 <= x <= 8`` as scipy.special.i0 computes it, with
+    libm's ``exp`` (numpy's vectorised ``exp``, which ``numpy.i0`` uses, differs in the last bit
+    on CPUs with AVX-512, and so did ``numpy.kaiser``'s float64 filter taps)."""
+    return math.exp(x) * _chebyshev(x / 2.0 - 2.0, _I0_COEFFICIENTS)
+
+
+def _kaiser(m: int, beta: float) -> np.ndarray:
+    """scipy.signal.windows.kaiser(m, beta) to the bit, for ``m > 1`` and ``beta <= 8``."""
+    alpha = (m - 1) / 2.0
+    ratios = np.sqrt(1 - ((np.arange(m) - alpha) / alpha) ** 2.0)
+    return np.array([_i0(beta * float(r)) for r in ratios]) / _i0(beta)
 
 
 @lru_cache(maxsize=8)
@@ -26,7 +84,7 @@ def _filter(up: int, down: int, dtype: str) -> np.ndarray:
     half = 10 * max(up, down)
     m = np.arange(2 * half + 1) - half
     cutoff = 1.0 / max(up, down)
-    h = cutoff * np.sinc(cutoff * m) * np.kaiser(2 * half + 1, KAISER_BETA)
+    h = cutoff * np.sinc(cutoff * m) * _kaiser(2 * half + 1, KAISER_BETA)
     h = (h / h.sum()).astype(dtype)
     h *= h.dtype.type(up)
     return h

@@ -62,6 +62,7 @@ def test_load_once_builds_once_for_concurrent_callers_and_retries_a_failure() ->
 def test_preload_starts_one_thread_that_loads_every_model() -> None:
     thread = preload()
     assert preload() is thread
+    assert not thread.daemon  # the interpreter waits for it at exit
     thread.join(timeout=120)
     assert not thread.is_alive()
     start = time.perf_counter()

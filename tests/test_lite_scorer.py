@@ -158,12 +158,8 @@ def _other_weights(scorer: LiteModel) -> LiteModel:
     """The same scorer with every weight moved: same architecture, different predictions."""
     import copy
 
-    import torch
-
     other = copy.deepcopy(scorer)
-    with torch.no_grad():
-        for p in other.net.parameters():
-            p.add_(0.25)
+    other.weights = {k: v if k == "context_basis" else v + 0.25 for k, v in other.weights.items()}
     return other
 
 
@@ -488,3 +484,33 @@ def test_train_lite_uses_the_clips_with_audio_and_counts_the_others(
     assert [f["id"] for f in test["failures"]] == ["test-tone"]  # the only failure
     assert test["table"]["audio_quality_count"] == 4
     assert re.search(r"clips without audio +1", printed)
+
+
+def test_numpy_inference_equals_the_torch_network(tiny, scorer: LiteModel, tmp_path: Path) -> None:
+    import torch
+
+    vectors = feature_matrix(tiny[0], "archetype")
+    loaded = LiteModel.load(scorer.save(tmp_path / "s"))
+    probs, p = loaded.predict(vectors)
+    with torch.no_grad():
+        logits, pass_logit = loaded.net(torch.from_numpy((vectors - loaded.mean) / loaded.std))
+    np.testing.assert_allclose(probs, torch.softmax(logits.double(), -1).numpy(), atol=1e-6)
+    np.testing.assert_allclose(p, torch.sigmoid(pass_logit.double()).numpy(), atol=1e-6)
+    state = {k: tuple(v.shape) for k, v in loaded.net.state_dict().items()}
+    assert state == {k: v.shape for k, v in loaded.weights.items()}
+
+
+def test_weights_that_do_not_fit_the_config_are_refused(scorer: LiteModel, tmp_path: Path) -> None:
+    import hashlib
+
+    from safetensors.numpy import save
+
+    folder = scorer.save(tmp_path / "s")
+    weights = {k: v for k, v in scorer.weights.items() if k != "heads.audio_quality.bias"}
+    data = save(weights)
+    (folder / WEIGHTS_FILE).write_bytes(data)
+    config = json.loads((folder / CONFIG_FILE).read_text())
+    config["weights_sha256"] = hashlib.sha256(data).hexdigest()
+    (folder / CONFIG_FILE).write_text(json.dumps(config))
+    with pytest.raises(ScorerError, match=r"model.safetensors: weights heads.audio_quality.bias"):
+        LiteModel.load(folder)

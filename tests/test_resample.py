@@ -43,3 +43,12 @@ def test_a_real_clip_reads_as_scipy_resamples_it() -> None:
     expected = scipy_resample_poly(raw, 1, rate // 16_000, axis=0).astype(np.float32)
     assert rate == 48_000 and np.array_equal(resample(raw, rate, 16_000), expected)
     assert audio.samples.shape == expected.shape
+
+
+@pytest.mark.parametrize("taps", [3, 21, 61, 321, 8_821])
+def test_the_kaiser_window_is_scipys_to_the_bit(taps: int) -> None:
+    from scipy.signal.windows import kaiser
+
+    from speech_drame.resample import KAISER_BETA, _kaiser
+
+    assert np.array_equal(_kaiser(taps, KAISER_BETA), kaiser(taps, KAISER_BETA))

@@ -169,3 +169,40 @@ def test_the_lite_scorer_gives_each_result_before_reading_the_next_clip(setup) -
     results = [first, *stream]
     assert read == clips
     assert results == scorer.score([ClipInput(c, c, {"question": QUESTION}) for c in clips])
+
+
+def test_scoring_a_clip_from_start_to_table_does_not_import_torch(setup, tmp_path) -> None:
+    """torch's import alone holds the interpreter for seconds: every model on the way from the
+    audio file to the printed scores runs without it (Whisper, DNSMOS, Silero, the voice
+    encoder, the text encoder, the heads)."""
+    import subprocess
+    import sys
+
+    clip = sorted(setup["clips"].glob("*.wav"))[0]
+    code = (
+        "import sys; from speech_drame.cli import main; "
+        f"status = main(['score', {str(clip)!r}, '--config', 'archetype', '--question', {QUESTION!r}, '--json', "
+        f"'--scorer', {str(setup['scorers'])!r}, '--feature-cache', {str(tmp_path / 'c')!r}]); "
+        "print('torch' in sys.modules, status, file=sys.stderr)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert done.stderr.split()[-2:] == ["False", "0"], done.stderr[-2000:]
+    assert json.loads(done.stdout)[0]["scores"]["audio_quality"] > 0
+
+
+def test_clips_scored_from_the_cache_load_no_feature_model(setup) -> None:
+    """With every feature cached, nothing starts loading the extractors' models (a process
+    ending while one is half-built in native code would abort)."""
+    import subprocess
+    import sys
+
+    clip = sorted(setup["clips"].glob("*.wav"))[0]
+    code = (
+        "import sys; from speech_drame.cli import main; from speech_drame.features import loading; "
+        f"status = main(['score', {str(clip)!r}, '--config', 'archetype', '--question', "
+        f"{QUESTION!r}, '--scorer', {str(setup['scorers'])!r}, '--feature-cache', "
+        f"{str(setup['cache'])!r}]); print(status, bool(loading._started), file=sys.stderr)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert done.stderr.split()[-2:] == ["0", "False"], done.stderr[-2000:]
+    assert "Audio Quality" in done.stdout

@@ -99,9 +99,7 @@ def score_clips(
     ``(scorer, results)`` for them: an iterator, in order, each result as soon as the scorer
     gives it (:func:`~speech_drame.scorers.base.iter_scores`); a progress bar unless
     ``--quiet``, over more than one clip (``single_bar``: over one too). A LiteScorer's feature
-    models start loading in the background before the scorer does."""
-    from ..features.loading import preload
-    from ..scorers.specs import parse_spec
+    models start loading in the background at the first clip whose features are not cached."""
 
     context = context_from_args(args, args.config)
     clips, skipped = expand_clips(args.clips)
@@ -110,8 +108,6 @@ def score_clips(
         print(f"skipped {len(skipped)} file(s) of the folder(s): {shown}", file=sys.stderr)
     if not clips:
         raise ValueError(f"no audio files ({', '.join(AUDIO_SUFFIXES)}) in {args.clips}")
-    if parse_spec(args.scorer).kind == "lite":
-        preload()
     scorer = scorer_from_args(args, args.config, on_retry=on_retry)
     if announce and not args.quiet:
         print(f"scorer: {scorer.description} [{scorer.id}]", file=sys.stderr)

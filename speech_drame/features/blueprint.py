@@ -178,19 +178,31 @@ def audio_features(
 ) -> dict[str, Any]:
     """Run (or read from ``cache``) every extractor on ``audio``; records by extractor name."""
     key = key or audio_key(audio.samples, audio.sample_rate)
-    out: dict[str, Any] = {}
-    for name, (version, fn, kind) in EXTRACTORS.items():
-        stored = cache.get(name, version, key) if cache is not None else None
+    out = _cached_records(cache, key)
+    for name in EXTRACTORS:
+        if name not in out:
+            out[name], seconds = _run_extractor(name, audio)
+            if timings is not None:
+                timings[name] = timings.get(name, 0.0) + seconds
+            _store(cache, name, key, out[name])
+    return {name: out[name] for name in EXTRACTORS}
+
+
+def _cached_records(cache: FeatureCache | None, key: str) -> dict[str, Any]:
+    """The records ``cache`` holds for the audio ``key``, by extractor name."""
+    if cache is None:
+        return {}
+    out = {}
+    for name, (version, _, kind) in EXTRACTORS.items():
+        stored = cache.get(name, version, key)
         if stored is not None:
             out[name] = _record(kind, stored)
-            continue
-        start = time.perf_counter()
-        out[name] = fn(audio)
-        if timings is not None:
-            timings[name] = timings.get(name, 0.0) + time.perf_counter() - start
-        if cache is not None:
-            cache.put(name, version, key, asdict(out[name]))
     return out
+
+
+def _store(cache: FeatureCache | None, name: str, key: str, record: Any) -> None:
+    if cache is not None:
+        cache.put(name, EXTRACTORS[name][0], key, asdict(record))
 
 
 def _assemble(
@@ -343,11 +355,7 @@ def _extract_chunk(
             errors[i] = ClipFailure(str(exc), "input")
             continue
         keys[i] = audio_key(audios[i].samples, audios[i].sample_rate)
-        feats[i] = {}
-        for name, (version, _, kind) in EXTRACTORS.items():
-            stored = cache.get(name, version, keys[i]) if cache is not None else None
-            if stored is not None:
-                feats[i][name] = _record(kind, stored)
+        feats[i] = _cached_records(cache, keys[i])
         missing = [name for name in EXTRACTORS if name not in feats[i]]
         if missing:
             preload()
@@ -362,8 +370,7 @@ def _extract_chunk(
                     continue
                 timings[name] = timings.get(name, 0.0) + seconds
                 feats[i][name] = record
-                if cache is not None:
-                    cache.put(name, EXTRACTORS[name][0], keys[i], asdict(record))
+                _store(cache, name, keys[i], record)
             if i in errors:
                 feats.pop(i, None)
             bar.update(1)

@@ -1,14 +1,13 @@
 """The extractors' models: each loaded once per process, and all of them in the background on
-request, so a command's own start-up (its arguments, the scorer's heads, decoding the first
-clip) overlaps the loading.
+request, from the first clip whose features are not cached, so decoding and extracting it
+overlaps the loading.
 
 :func:`~speech_drame.features.common.load_once` replaces ``functools.cache`` on the model
 loaders: with it, threads that ask for a model at the same time wait for one load instead of
 each building its own copy, which is what lets every worker start on the first clip at once.
-:func:`preload` starts one daemon
-thread that loads the models in the order a clip needs them. A load that fails there is
-dropped: the extractor that needs the model calls the loader again and the error is raised
-where the clip is, as without preloading.
+:func:`preload` starts one thread that loads the models in the order a clip needs them (a process
+that ends sooner waits for it). A load that fails there is dropped: the extractor that needs the
+model calls the loader again and the error is raised where the clip is, as without preloading.
 """
 
 from __future__ import annotations
@@ -39,7 +38,9 @@ def preload() -> threading.Thread:
     calls return the same thread)."""
     with _start_lock:
         if not _started:
-            thread = threading.Thread(target=_load_all, name="speech-drame-preload", daemon=True)
+            # not a daemon: the interpreter waits for it at exit instead of tearing down a model
+            # being built in native code (which aborts the process)
+            thread = threading.Thread(target=_load_all, name="speech-drame-preload")
             thread.start()
             _started.append(thread)
         return _started[0]

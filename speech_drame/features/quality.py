@@ -74,23 +74,20 @@ def check_variant(variant: str) -> Variant:
 
 @load_once
 def _session(folder: str, model: str) -> Any:
-    """An onnxruntime session of ``speechmos/<folder>/<model>``."""
+    """An onnxruntime session of ``speechmos/<folder>/<model>``.
+
+    Without onnxruntime's memory patterns (``enable_mem_pattern``), which plan one block per
+    run for the largest run seen, the arena kept for the life of the process is ~50 MB smaller
+    (measured on 9 windows: peak RSS 279 vs 327 MB) for 3 % more time per window; giving the
+    arena back after each run instead (``memory.enable_memory_arena_shrinkage``) cost 17 %.
+    """
     speechmos = require("speechmos", "DNSMOS quality")
     ort = require("onnxruntime", "DNSMOS quality")
     options = ort.SessionOptions()
     options.intra_op_num_threads = thread_count()
+    options.enable_mem_pattern = False
     path = Path(speechmos.__file__).parent / folder / model
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-
-
-@load_once
-def _run_options() -> Any:
-    """Each run gives its working memory back (``memory.enable_memory_arena_shrinkage``):
-    onnxruntime would otherwise keep ~230 MB in its arena for the life of the process."""
-    ort = require("onnxruntime", "DNSMOS quality")
-    options = ort.RunOptions()
-    options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
-    return options
 
 
 def load() -> None:
@@ -126,11 +123,8 @@ def score_windows(batch: np.ndarray, variant: Variant = "plain") -> np.ndarray:
     """
     folder, polys = _MODELS[check_variant(variant)]
     primary, p808 = _session(folder, "sig_bak_ovr.onnx"), _session("dnsmos_models", "model_v8.onnx")
-    run = _run_options()
-    raw = np.concatenate([primary.run(None, {"input_1": w[None]}, run)[0] for w in batch])
-    p = np.concatenate(
-        [p808.run(None, {"input_1": _p808_input(w)[None]}, run)[0][:, 0] for w in batch]
-    )
+    raw = np.concatenate([primary.run(None, {"input_1": w[None]})[0] for w in batch])
+    p = np.concatenate([p808.run(None, {"input_1": _p808_input(w)[None]})[0][:, 0] for w in batch])
     return np.stack([poly(raw[:, i]) for i, poly in enumerate(polys)] + [p], axis=1)
 
 

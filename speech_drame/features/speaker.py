@@ -11,6 +11,8 @@ float rounding; ``tests/test_speaker_encoder.py`` compares them) without install
 4. each partial's 40-band power mel spectrogram (:mod:`speech_drame.features.spectral`, the
    values librosa gives) through a 3-layer LSTM (256 units), the last layer's final hidden state
    through Linear 256->256 and ReLU, L2-normalised; the clip's d-vector is the L2-normalised mean.
+   The LSTM runs in ONNX Runtime (a graph built from the weights, :func:`lstm_model`), so no
+   torch is needed.
 
 The weights (``speech_drame/resources/voice_encoder.safetensors``, Apache-2.0, see
 ``voice_encoder.LICENSE.md``) are resemblyzer's ``pretrained.pt`` converted unchanged by
@@ -28,7 +30,8 @@ import numpy as np
 
 from speech_drame.audio import Audio, AudioError
 from speech_drame.extras import require
-from speech_drame.features.common import load_once, samples_16k, thread_count, torch_threads
+from speech_drame.features import onnx_graph
+from speech_drame.features.common import load_once, samples_16k, thread_count
 from speech_drame.features.spectral import mel_spectrogram
 
 NAME = "speaker"
@@ -117,10 +120,9 @@ def partial_starts(n_samples: int) -> list[int]:
 
 
 @load_once
-def _encoder() -> Any:
-    """The LSTM and projection with the packaged weights, after checking their SHA-256."""
-    torch = require("torch", "speaker embedding")
-    safetensors_torch = require("safetensors.torch", "speaker embedding")
+def _weights() -> dict[str, np.ndarray]:
+    """The LSTM and projection weights (torch's names and layout), after checking their SHA-256."""
+    safetensors_numpy = require("safetensors.numpy", "speaker embedding")
     data = WEIGHTS.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
     if digest != WEIGHTS_SHA256:
@@ -128,19 +130,65 @@ def _encoder() -> Any:
             f"{WEIGHTS}: SHA-256 {digest[:12]}... is not the pinned {WEIGHTS_SHA256[:12]}...: "
             "the voice encoder weights are damaged or replaced; reinstall speech-drame"
         )
-    encoder = torch.nn.ModuleDict(
-        {
-            "lstm": torch.nn.LSTM(N_MELS, HIDDEN, LAYERS, batch_first=True),
-            "linear": torch.nn.Linear(HIDDEN, HIDDEN),
-        }
+    return safetensors_numpy.load(data)
+
+
+def lstm_model(weights: dict[str, np.ndarray]) -> bytes:
+    """The 3-layer LSTM as an ONNX model: ``mels (time, batch, 40)`` -> ``hidden (1, batch, 256)``,
+    the top layer's final hidden state.
+
+    torch orders the gates input, forget, cell, output; ONNX input, output, forget, cell.
+    """
+    order = [0, 3, 1, 2]
+
+    def gates(array: np.ndarray) -> np.ndarray:
+        return np.concatenate([np.split(array, 4)[k] for k in order])[None]
+
+    nodes, initializers = [], []
+    x = "mels"
+    for k in range(LAYERS):
+        bias = np.concatenate(
+            [gates(weights[f"lstm.bias_{kind}_l{k}"]) for kind in ("ih", "hh")], 1
+        )
+        for name, array in (
+            (f"W{k}", gates(weights[f"lstm.weight_ih_l{k}"])),
+            (f"R{k}", gates(weights[f"lstm.weight_hh_l{k}"])),
+            (f"B{k}", bias),
+        ):
+            initializers.append(onnx_graph.tensor(name, array))
+        outputs = ["", "hidden"] if k == LAYERS - 1 else [f"Y{k}"]  # Y, then the final state
+        nodes.append(
+            onnx_graph.node("LSTM", [x, f"W{k}", f"R{k}", f"B{k}"], outputs, hidden_size=HIDDEN)
+        )
+        if k < LAYERS - 1:  # Y (time, directions, batch, hidden) -> the next layer's input
+            nodes.append(onnx_graph.node("Squeeze", [f"Y{k}", "direction_axis"], [f"X{k + 1}"]))
+            x = f"X{k + 1}"
+    initializers.append(onnx_graph.tensor("direction_axis", np.array([1], dtype=np.int64)))
+    return onnx_graph.model(
+        "voice-encoder-lstm",
+        nodes,
+        initializers,
+        [onnx_graph.value_info("mels", ["time", "batch", N_MELS])],
+        [onnx_graph.value_info("hidden", [1, "batch", HIDDEN])],
+        opset=17,
     )
-    encoder.load_state_dict(safetensors_torch.load(data))
-    return encoder.eval()
+
+
+@load_once
+def _session() -> Any:
+    """ONNX Runtime running :func:`lstm_model`: the whole recurrence in one call, which releases
+    the interpreter (a Python loop over 160 steps of 3 layers would hold it)."""
+    ort = require("onnxruntime", "speaker embedding")
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = thread_count()
+    options.inter_op_num_threads = 1
+    model = lstm_model(_weights())
+    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
 
 
 def load() -> None:
     """Load the encoder (see :mod:`speech_drame.features.loading`)."""
-    _encoder()
+    _session()
 
 
 def speaker_embedding(audio: Audio) -> SpeakerEmbedding:
@@ -149,18 +197,17 @@ def speaker_embedding(audio: Audio) -> SpeakerEmbedding:
     Raises:
         AudioError: audio not 16 kHz mono, or too little voice left after silence trimming.
     """
-    torch = require("torch", "speaker embedding")
-    encoder = _encoder()
+    session, weights = _session(), _weights()
     wav = preprocess(samples_16k(audio, "speaker embedding"))
     if len(wav) < SR // 4:
         raise AudioError(audio.source, "speaker embedding: under 0.25 s of voice after trimming")
     starts = partial_starts(len(wav))
     wav = np.pad(wav, (0, max(0, (starts[-1] + PARTIAL_FRAMES) * HOP - len(wav))))
     mel = mel_spectrogram(wav, SR, n_fft=N_FFT, hop_length=HOP, n_mels=N_MELS).T
-    mels = torch.from_numpy(np.stack([mel[s : s + PARTIAL_FRAMES] for s in starts]))
-    with torch.no_grad(), torch_threads(thread_count()):
-        _, (hidden, _) = encoder["lstm"](mels)
-        partials = torch.relu(encoder["linear"](hidden[-1]))
-        partials = (partials / torch.linalg.vector_norm(partials, dim=1, keepdim=True)).numpy()
+    mels = np.stack([mel[s : s + PARTIAL_FRAMES] for s in starts], axis=1)  # (time, partial, mel)
+    (hidden,) = session.run(["hidden"], {"mels": mels.astype(np.float32, copy=False)})
+    hidden = hidden[0]
+    partials = np.maximum(hidden @ weights["linear.weight"].T + weights["linear.bias"], 0)
+    partials /= np.linalg.norm(partials, axis=1, keepdims=True)
     raw = partials.mean(axis=0)
     return SpeakerEmbedding([float(v) for v in raw / np.linalg.norm(raw)])

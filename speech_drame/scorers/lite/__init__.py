@@ -1,4 +1,5 @@
-"""The LiteScorer, the embedded default evaluator: small torch heads over a clip's blueprint.
+"""The LiteScorer, the embedded default evaluator: small heads over a clip's blueprint (trained
+with torch, run in numpy).
 
 - :mod:`.features`: the blueprint as one fixed-length vector (:func:`~.features.feature_matrix`);
 - :mod:`.model`: the network and its saved folder (:class:`~.model.LiteModel`,

@@ -58,6 +58,7 @@ from .model import (
     differing_feature_versions,
     lite_model_id,
     scorer_folder,
+    state_arrays,
 )
 
 # Defaults of ``train-lite --init`` (150 epochs from scratch), chosen on
@@ -234,7 +235,9 @@ def fine_tune_lite_model(
         with torch_threads(1):
             run_epochs(net, opt, xn, score_m, pass_m, rng, opts, penalty if anchor else None)
     net.eval()
-    model = LiteModel(mode, dims, content_pass, base.mean.copy(), base.std.copy(), net, opts)
+    model = LiteModel(
+        mode, dims, content_pass, base.mean.copy(), base.std.copy(), state_arrays(net), opts
+    )
     trained = set(rated) if training else set()
     kept = [d for d in base.dimensions if d not in trained]
     pass_trained = training and pass_rated

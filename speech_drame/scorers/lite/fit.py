@@ -17,7 +17,7 @@ from speech_drame.labels import apply_label_policy, check_label_policy
 from speech_drame.schema import CONTENT_PASS, SCORE_MIN, Config, check_config, dimensions
 
 from .features import feature_matrix, n_embedded
-from .model import LiteModel, TrainingOptions, build_net
+from .model import LiteModel, TrainingOptions, build_net, state_arrays
 
 
 def _label_matrix(labels: Sequence[Sequence[Any]], what: str) -> np.ndarray:
@@ -100,7 +100,7 @@ def train_lite_model(
         run_epochs(net, opt, xn, score_m, pass_m, rng, options)
     net.eval()
     meta = {"n_train": n, **(info or {})}
-    return LiteModel(mode, dims, content_pass, mean, std, net, options, meta)
+    return LiteModel(mode, dims, content_pass, mean, std, state_arrays(net), options, meta)
 
 
 def label_targets(

@@ -5,6 +5,10 @@ scores 1..5; the reported score is its expectation. Archetype Content Pass is a 
 probability. The trailing context embeddings of the input are projected onto fixed directions
 (set from the training data).
 
+The network is built and trained in torch (:func:`build_net`); a :class:`LiteModel` keeps its
+weights as numpy arrays and scores with :func:`forward`, the same network in numpy (within 1e-6
+of torch's probabilities), so scoring never imports torch.
+
 A model is saved as ``model.safetensors`` + ``config.json`` (no pickle); the config records
 the feature versions it was trained on, and loading it beside other versions is an error. The
 config also records the SHA-256 of the weights, and a save replaces the folder whole (built
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import shutil
 from collections.abc import Mapping, Sequence
@@ -27,7 +32,6 @@ import numpy as np
 from speech_drame.atomic_io import replace_dir, staging_dir, write_bytes, write_json
 from speech_drame.extras import require
 from speech_drame.features.blueprint import FEATURE_VERSIONS, Blueprint
-from speech_drame.features.common import torch_threads
 from speech_drame.labels import DEFAULT_LABEL_POLICY
 from speech_drame.schema import SCORE_MAX, SCORE_MIN, Config, check_config
 from speech_drame.scorers.base import ClipScores, ScorerError
@@ -96,6 +100,60 @@ def build_net(
     return LiteNet()
 
 
+def state_arrays(net: Any) -> dict[str, np.ndarray]:
+    """A trained torch network's state dict as float32 numpy arrays (a :class:`LiteModel`'s
+    ``weights``)."""
+    return {k: v.detach().cpu().numpy().copy() for k, v in net.state_dict().items()}
+
+
+def _embedding_shape(weights: Mapping[str, np.ndarray]) -> tuple[int, int]:
+    """``(n_embedded, components)`` of the context projection, ``(0, 0)`` without one."""
+    basis = weights.get("context_basis")
+    return basis.shape if basis is not None else (0, 0)
+
+
+def weight_shapes(
+    n_in: int,
+    dims: Sequence[str],
+    content_pass: bool,
+    hidden: int,
+    n_embedded: int,
+    components: int,
+) -> dict[str, tuple[int, ...]]:
+    """The state dict :func:`build_net` makes: each weight's name and shape."""
+    shapes: dict[str, tuple[int, ...]] = {"context_basis": (n_embedded, components)}
+    shapes["trunk.1.weight"] = (hidden, n_in - n_embedded + (components if n_embedded else 0))
+    shapes["trunk.1.bias"] = (hidden,)
+    for head in [f"heads.{d}" for d in dims] + (["pass_head"] if content_pass else []):
+        shapes[f"{head}.weight"] = (1 if head == "pass_head" else N_LEVELS, hidden)
+        shapes[f"{head}.bias"] = shapes[f"{head}.weight"][:1]
+    if not n_embedded:
+        del shapes["context_basis"]
+    return shapes
+
+
+_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+def forward(
+    weights: Mapping[str, np.ndarray], x: np.ndarray, dims: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """:func:`build_net`'s network in evaluation mode, in numpy: logits ``(batch, dims, 5)``
+    and the pass logit ``(batch,)`` (``None`` without a pass head), float32 like torch's."""
+    embedded, _ = _embedding_shape(weights)
+    if embedded:
+        kept = x.shape[1] - embedded
+        x = np.concatenate([x[:, :kept], x[:, kept:] @ weights["context_basis"]], axis=1)
+    z = (x @ weights["trunk.1.weight"].T + weights["trunk.1.bias"]).astype(np.float64)
+    h = (0.5 * z * (1 + _erf(z / math.sqrt(2)).astype(np.float64))).astype(np.float32)  # GELU
+    logits = np.stack(
+        [h @ weights[f"heads.{d}.weight"].T + weights[f"heads.{d}.bias"] for d in dims], axis=1
+    )
+    if "pass_head.weight" not in weights:
+        return logits, None
+    return logits, (h @ weights["pass_head.weight"].T + weights["pass_head.bias"])[:, 0]
+
+
 @dataclass
 class TrainingOptions:
     """Hyper-parameters of :func:`~.fit.train_lite_model`."""
@@ -121,20 +179,34 @@ class LiteModel:
     content_pass: bool
     mean: np.ndarray
     std: np.ndarray
-    net: Any
+    weights: dict[str, np.ndarray]  # the network's state dict (torch names), float32
     options: TrainingOptions = field(default_factory=TrainingOptions)
     info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def net(self) -> Any:
+        """A torch copy of the network (for training from this model); inference runs in numpy."""
+        torch = require("torch", "LiteScorer training")
+        net = build_net(
+            len(self.mean),
+            self.dimensions,
+            self.content_pass,
+            self.options.hidden,
+            self.options.dropout,
+            *_embedding_shape(self.weights),
+        )
+        net.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in self.weights.items()})
+        return net.eval()
 
     # --- inference ---------------------------------------------------------------------
     def predict(self, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """Distributions ``(n, dims, 5)`` and pass probabilities ``(n,)`` for feature vectors."""
-        torch = require("torch", "LiteScorer")
         x = (np.asarray(vectors, dtype=np.float32) - self.mean) / self.std
-        self.net.eval()
-        with torch.no_grad(), torch_threads(1):
-            logits, pass_logit = self.net(torch.from_numpy(x))
-            probs = torch.softmax(logits.double(), dim=-1).numpy()
-            p = torch.sigmoid(pass_logit.double()).numpy() if pass_logit is not None else None
+        logits, pass_logit = forward(self.weights, x, self.dimensions)
+        logits = logits.astype(np.float64)
+        probs = np.exp(logits - logits.max(axis=-1, keepdims=True))
+        probs /= probs.sum(axis=-1, keepdims=True)
+        p = 1 / (1 + np.exp(-pass_logit.astype(np.float64))) if pass_logit is not None else None
         return probs, p
 
     def score_blueprints(self, blueprints: Sequence[Blueprint]) -> list[ClipScores]:
@@ -180,10 +252,9 @@ class LiteModel:
         replaced too): after a kill or an error ``folder`` holds the previous scorer or this
         one, never one's config with the other's weights.
         """
-        from safetensors.torch import save
+        from safetensors.numpy import save
 
-        state = {k: v.detach().contiguous() for k, v in self.net.state_dict().items()}
-        weights = save(state, metadata={"format": "pt"})
+        weights = save(self.weights, metadata={"format": "pt"})
         config = {**self.config(), "weights_sha256": hashlib.sha256(weights).hexdigest()}
         out = Path(folder)
         stage = staging_dir(out)
@@ -205,7 +276,7 @@ class LiteModel:
                 config was saved with, or feature versions that differ from the installed
                 extractors (the scorer must be retrained).
         """
-        from safetensors.torch import load
+        from safetensors.numpy import load
 
         path = Path(folder)
         cfg_path = path / CONFIG_FILE
@@ -248,17 +319,24 @@ class LiteModel:
         # Scorers saved before the label policy was recorded left null ratings out.
         options = TrainingOptions(**{"label_policy": "skip", **cfg["options"]})
         dims = tuple(cfg["dimensions"])
-        net = build_net(
+        arrays = load(weights)
+        expected = weight_shapes(
             len(cfg["feature_names"]),
             dims,
             cfg["content_pass"],
             options.hidden,
-            options.dropout,
             n_embedded(mode),
             options.context_components,
         )
-        net.load_state_dict(load(weights))
-        net.eval()
+        found = {k: tuple(v.shape) for k, v in arrays.items()}
+        if found != expected:
+            wrong = sorted(
+                k for k in expected.keys() | found.keys() if found.get(k) != expected.get(k)
+            )
+            raise ScorerError(
+                f"{path / WEIGHTS_FILE}: weights {', '.join(wrong)} are missing, extra or of "
+                f"another shape than {CONFIG_FILE} describes"
+            )
         norm = cfg["normalisation"]
         return cls(
             mode=mode,
@@ -266,7 +344,7 @@ class LiteModel:
             content_pass=bool(cfg["content_pass"]),
             mean=np.asarray(norm["mean"], dtype=np.float32),
             std=np.asarray(norm["std"], dtype=np.float32),
-            net=net,
+            weights=arrays,
             options=options,
             info=cfg.get("info", {}),
         )
@@ -307,7 +385,7 @@ def lite_model_id(scorer: LiteModel) -> str:
     """``lite-<hash>`` of a LiteScorer's config and weights: results of another scorer never
     match."""
     h = hashlib.sha256(json.dumps(scorer.config(), sort_keys=True).encode())
-    for name, tensor in sorted(scorer.net.state_dict().items()):
+    for name, array in sorted(scorer.weights.items()):
         h.update(name.encode())
-        h.update(tensor.detach().cpu().numpy().tobytes())
+        h.update(np.ascontiguousarray(array).tobytes())
     return f"lite-{h.hexdigest()[:16]}"
