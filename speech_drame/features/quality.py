@@ -79,7 +79,7 @@ def _session(folder: str, model: str) -> Any:
     Without onnxruntime's memory patterns (``enable_mem_pattern``), which plan one block per
     run for the largest run seen, the arena kept for the life of the process is ~50 MB smaller
     (measured on 9 windows: peak RSS 279 vs 327 MB) for 3 % more time per window; giving the
-    arena back after each run instead (``memory.enable_memory_arena_shrinkage``) cost 17 %.
+    arena back after each run instead (``memory.enable_memory_arena_shrinkage``) took 19 % more.
     """
     speechmos = require("speechmos", "DNSMOS quality")
     ort = require("onnxruntime", "DNSMOS quality")
