@@ -98,11 +98,9 @@ print(sorted(n for n in sys.modules if n.startswith("resemblyzer")), "torch" in 
 
 @pytest.fixture
 def fresh_encoder():
-    speaker._weights.cache_clear()
-    speaker._session.cache_clear()
+    speaker._encoder.cache_clear()
     yield
-    speaker._weights.cache_clear()
-    speaker._session.cache_clear()
+    speaker._encoder.cache_clear()
 
 
 def test_damaged_weights_are_refused_naming_the_file(tmp_path, monkeypatch, fresh_encoder) -> None:

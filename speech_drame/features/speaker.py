@@ -119,7 +119,6 @@ def partial_starts(n_samples: int) -> list[int]:
     return starts
 
 
-@load_once
 def _weights() -> dict[str, np.ndarray]:
     """The LSTM and projection weights (torch's names and layout), after checking their SHA-256."""
     safetensors_numpy = require("safetensors.numpy", "speaker embedding")
@@ -175,20 +174,24 @@ def lstm_model(weights: dict[str, np.ndarray]) -> bytes:
 
 
 @load_once
-def _session() -> Any:
-    """ONNX Runtime running :func:`lstm_model`: the whole recurrence in one call, which releases
-    the interpreter (a Python loop over 160 steps of 3 layers would hold it)."""
+def _encoder() -> tuple[Any, np.ndarray, np.ndarray]:
+    """ONNX Runtime running :func:`lstm_model`, and the projection's weight and bias.
+
+    The whole recurrence is one call, which releases the interpreter (a Python loop over 160
+    steps of 3 layers would hold it); the weights are not kept beyond what the session holds.
+    """
     ort = require("onnxruntime", "speaker embedding")
     options = ort.SessionOptions()
     options.intra_op_num_threads = thread_count()
     options.inter_op_num_threads = 1
-    model = lstm_model(_weights())
-    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+    weights = _weights()
+    session = ort.InferenceSession(lstm_model(weights), options, providers=["CPUExecutionProvider"])
+    return session, weights["linear.weight"].T.copy(), weights["linear.bias"]
 
 
 def load() -> None:
     """Load the encoder (see :mod:`speech_drame.features.loading`)."""
-    _session()
+    _encoder()
 
 
 def speaker_embedding(audio: Audio) -> SpeakerEmbedding:
@@ -197,7 +200,7 @@ def speaker_embedding(audio: Audio) -> SpeakerEmbedding:
     Raises:
         AudioError: audio not 16 kHz mono, or too little voice left after silence trimming.
     """
-    session, weights = _session(), _weights()
+    session, projection, bias = _encoder()
     wav = preprocess(samples_16k(audio, "speaker embedding"))
     if len(wav) < SR // 4:
         raise AudioError(audio.source, "speaker embedding: under 0.25 s of voice after trimming")
@@ -207,7 +210,7 @@ def speaker_embedding(audio: Audio) -> SpeakerEmbedding:
     mels = np.stack([mel[s : s + PARTIAL_FRAMES] for s in starts], axis=1)  # (time, partial, mel)
     (hidden,) = session.run(["hidden"], {"mels": mels.astype(np.float32, copy=False)})
     hidden = hidden[0]
-    partials = np.maximum(hidden @ weights["linear.weight"].T + weights["linear.bias"], 0)
+    partials = np.maximum(hidden @ projection + bias, 0)
     partials /= np.linalg.norm(partials, axis=1, keepdims=True)
     raw = partials.mean(axis=0)
     return SpeakerEmbedding([float(v) for v in raw / np.linalg.norm(raw)])
