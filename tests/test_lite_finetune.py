@@ -150,7 +150,7 @@ def test_zero_epochs_copy_the_parent_under_a_new_id_with_its_lineage(
     clips, _ = _held_out(campaign)
     a, b = load_scorer(str(first), CONFIG), load_scorer(str(copy), CONFIG)
     assert [r.to_dict() for r in a.score(clips)] == [r.to_dict() for r in b.score(clips)]
-    sa, sb = a.model.net.state_dict(), b.model.net.state_dict()
+    sa, sb = a.model.torch_net().state_dict(), b.model.torch_net().state_dict()
     assert sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
     assert np.array_equal(a.model.mean, b.model.mean) and np.array_equal(a.model.std, b.model.std)
     assert b.id not in (a.id, load_scorer(str(parent_dir), CONFIG).id)
@@ -266,7 +266,7 @@ def small(clips) -> LiteModel:
 
 
 def _weights(model: LiteModel, prefix: str) -> list[torch.Tensor]:
-    return [v for k, v in model.net.state_dict().items() if k.startswith(prefix)]
+    return [v for k, v in model.torch_net().state_dict().items() if k.startswith(prefix)]
 
 
 def test_rated_dimensions_are_trained_new_ones_added_the_others_kept(small, clips):

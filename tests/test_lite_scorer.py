@@ -493,10 +493,12 @@ def test_numpy_inference_equals_the_torch_network(tiny, scorer: LiteModel, tmp_p
     loaded = LiteModel.load(scorer.save(tmp_path / "s"))
     probs, p = loaded.predict(vectors)
     with torch.no_grad():
-        logits, pass_logit = loaded.net(torch.from_numpy((vectors - loaded.mean) / loaded.std))
+        logits, pass_logit = loaded.torch_net()(
+            torch.from_numpy((vectors - loaded.mean) / loaded.std)
+        )
     np.testing.assert_allclose(probs, torch.softmax(logits.double(), -1).numpy(), atol=1e-6)
     np.testing.assert_allclose(p, torch.sigmoid(pass_logit.double()).numpy(), atol=1e-6)
-    state = {k: tuple(v.shape) for k, v in loaded.net.state_dict().items()}
+    state = {k: tuple(v.shape) for k, v in loaded.torch_net().state_dict().items()}
     assert state == {k: v.shape for k, v in loaded.weights.items()}
 
 

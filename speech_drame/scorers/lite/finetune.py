@@ -214,9 +214,10 @@ def fine_tune_lite_model(
     torch.manual_seed(opts.seed)
     net = build_net(x.shape[1], dims, content_pass, opts.hidden, opts.dropout, n_embedded(mode),
                     opts.context_components)  # fmt: skip
-    missing, unexpected = net.load_state_dict(base.net.state_dict(), strict=False)
+    parent_net = base.torch_net()
+    missing, unexpected = net.load_state_dict(parent_net.state_dict(), strict=False)
     assert not unexpected, unexpected  # every parent weight has its place in the new network
-    initial = {k: v.detach().clone() for k, v in base.net.named_parameters()}
+    initial = {k: v.detach().clone() for k, v in parent_net.named_parameters()}
     inherited = [(p, initial[k]) for k, p in net.named_parameters() if k in initial]
     added = [p for k, p in net.named_parameters() if k not in initial]
     groups = [{"params": [p for p, _ in inherited], "weight_decay": 0.0}]

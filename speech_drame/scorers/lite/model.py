@@ -121,14 +121,16 @@ def weight_shapes(
     components: int,
 ) -> dict[str, tuple[int, ...]]:
     """The state dict :func:`build_net` makes: each weight's name and shape."""
-    shapes: dict[str, tuple[int, ...]] = {"context_basis": (n_embedded, components)}
-    shapes["trunk.1.weight"] = (hidden, n_in - n_embedded + (components if n_embedded else 0))
-    shapes["trunk.1.bias"] = (hidden,)
-    for head in [f"heads.{d}" for d in dims] + (["pass_head"] if content_pass else []):
-        shapes[f"{head}.weight"] = (1 if head == "pass_head" else N_LEVELS, hidden)
-        shapes[f"{head}.bias"] = shapes[f"{head}.weight"][:1]
-    if not n_embedded:
-        del shapes["context_basis"]
+    trunk_in = n_in - n_embedded + (components if n_embedded else 0)
+    shapes: dict[str, tuple[int, ...]] = {
+        "trunk.1.weight": (hidden, trunk_in),
+        "trunk.1.bias": (hidden,),
+    }
+    if n_embedded:
+        shapes["context_basis"] = (n_embedded, components)
+    widths = {f"heads.{d}": N_LEVELS for d in dims} | ({"pass_head": 1} if content_pass else {})
+    for head, width in widths.items():
+        shapes[f"{head}.weight"], shapes[f"{head}.bias"] = (width, hidden), (width,)
     return shapes
 
 
@@ -183,9 +185,8 @@ class LiteModel:
     options: TrainingOptions = field(default_factory=TrainingOptions)
     info: dict[str, Any] = field(default_factory=dict)
 
-    @property
-    def net(self) -> Any:
-        """A torch copy of the network (for training from this model); inference runs in numpy."""
+    def torch_net(self) -> Any:
+        """A new torch copy of the network, to train from this model (inference runs in numpy)."""
         torch = require("torch", "LiteScorer training")
         net = build_net(
             len(self.mean),
